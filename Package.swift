@@ -1,0 +1,62 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Settings every Swift target shares, applied in one loop at the bottom (as swift-log does).
+let sharedSwiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "cupcake",
+    products: [
+        .executable(name: "cupcake", targets: ["cupcake"])
+    ],
+    targets: [
+        // C libraries from Debian.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+
+        // Domain: the Order, its rules and its price. No I/O.
+        .target(name: "CupcakeDomain"),
+        // Storage: the OrderStore protocol and its SQLite engine.
+        .target(name: "CupcakeStorage", dependencies: ["CupcakeDomain", "CSQLite"]),
+        // Server: the reqres-compatible HTTP endpoint on libmicrohttpd.
+        .target(name: "CupcakeServer", dependencies: ["CupcakeDomain", "CupcakeStorage", "CMicroHTTPD"]),
+        // Checkout: the client that places an order with an endpoint.
+        .target(name: "CupcakeCheckout", dependencies: ["CupcakeDomain"]),
+        // CLI: argument parsing and the commands, testable in-process.
+        .target(
+            name: "CupcakeCLI",
+            dependencies: ["CupcakeDomain", "CupcakeCheckout", "CupcakeServer", "CupcakeStorage"]
+        ),
+        // The thin executable.
+        .executableTarget(name: "cupcake", dependencies: ["CupcakeCLI"]),
+
+        // Helpers shared by the test targets.
+        .target(name: "CupcakeTestSupport", dependencies: ["CupcakeDomain"]),
+
+        .testTarget(name: "CupcakeDomainTests", dependencies: ["CupcakeDomain"]),
+        .testTarget(name: "CupcakeCLITests", dependencies: ["CupcakeCLI", "CupcakeTestSupport"]),
+        .testTarget(
+            name: "CupcakeServerTests",
+            dependencies: ["CupcakeServer", "CupcakeStorage", "CupcakeTestSupport"]
+        ),
+        .testTarget(
+            name: "CupcakeCheckoutTests",
+            dependencies: ["CupcakeCheckout", "CupcakeCLI", "CupcakeTestSupport"]
+        ),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + sharedSwiftSettings
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+extension Order: Codable {
+    /// The wire keys, exactly as the Cupcake Corner app sends them.
+    public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
+        case type
+        case quantity
+        case specialRequestEnabled
+        case extraFrosting
+        case addSprinkles
+        case name
+        case streetAddress
+        case city
+        case zip
+    }
+
+    /// Decodes either app encoding and applies the reset rule.
+    ///
+    /// `type` and `quantity` are required. When `specialRequestEnabled` is absent (the app's
+    /// older encoding), special requests are on exactly when an extra is true; when it is false,
+    /// the extras are cleared. Missing or null address fields are empty. Unknown keys are ignored.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let frosting = try container.decodeIfPresent(Bool.self, forKey: .extraFrosting) ?? false
+        let sprinkles = try container.decodeIfPresent(Bool.self, forKey: .addSprinkles) ?? false
+        let special = try container.decodeIfPresent(Bool.self, forKey: .specialRequestEnabled)
+        self.init(
+            type: try container.decode(Int.self, forKey: .type),
+            quantity: try container.decode(Int.self, forKey: .quantity),
+            specialRequestEnabled: special ?? (frosting || sprinkles),
+            extraFrosting: frosting,
+            addSprinkles: sprinkles,
+            name: try container.decodeIfPresent(String.self, forKey: .name) ?? "",
+            streetAddress: try container.decodeIfPresent(String.self, forKey: .streetAddress) ?? "",
+            city: try container.decodeIfPresent(String.self, forKey: .city) ?? "",
+            zip: try container.decodeIfPresent(String.self, forKey: .zip) ?? ""
+        )
+    }
+
+    /// Encodes every wire key, in the app's order.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(quantity, forKey: .quantity)
+        try container.encode(specialRequestEnabled, forKey: .specialRequestEnabled)
+        try container.encode(extraFrosting, forKey: .extraFrosting)
+        try container.encode(addSprinkles, forKey: .addSprinkles)
+        try container.encode(name, forKey: .name)
+        try container.encode(streetAddress, forKey: .streetAddress)
+        try container.encode(city, forKey: .city)
+        try container.encode(zip, forKey: .zip)
+    }
+}
+
+extension Order {
+    /// Decodes an order from JSON, with an error that names the key, or the line and column.
+    ///
+    /// - Throws: ``OrderDecodingError`` for malformed JSON, a body that is not an object, a
+    ///   missing required key or a wrongly typed value.
+    public static func decode(json data: some DataProtocol) throws(OrderDecodingError) -> Order {
+        let bytes = Data(data)
+        do {
+            return try JSONDecoder().decode(Order.self, from: bytes)
+        } catch {
+            throw OrderDecodingError.diagnose(bytes, decodingError: error)
+        }
+    }
+}

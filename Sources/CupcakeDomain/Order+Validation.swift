@@ -1,0 +1,54 @@
+extension Order {
+    /// Every rule the order breaks, in wire-key order; empty when it is valid.
+    ///
+    /// - Parameter includingAddress: whether to check the delivery address too (pricing alone
+    ///   needs none).
+    public func validate(includingAddress: Bool = true) -> [ValidationIssue] {
+        var issues: [ValidationIssue] = []
+        if cakeType == nil {
+            issues.append(
+                ValidationIssue(field: CodingKeys.type.rawValue, rule: "must be 0...3 (\(CakeType.choices)), got \(type)")
+            )
+        }
+        if !Order.quantityRange.contains(quantity) {
+            let range = Order.quantityRange
+            issues.append(
+                ValidationIssue(
+                    field: CodingKeys.quantity.rawValue,
+                    rule: "must be between \(range.lowerBound) and \(range.upperBound), got \(quantity)"
+                )
+            )
+        }
+        guard includingAddress else { return issues }
+        let fields: [(CodingKeys, String)] = [(.name, name), (.streetAddress, streetAddress), (.city, city), (.zip, zip)]
+        for (key, value) in fields {
+            if let rule = Order.addressRule(value) {
+                issues.append(ValidationIssue(field: key.rawValue, rule: rule))
+            }
+        }
+        return issues
+    }
+
+    /// The order itself when it breaks no rule.
+    ///
+    /// - Throws: ``OrderValidationError`` listing every broken rule.
+    public func validated(includingAddress: Bool = true) throws(OrderValidationError) -> Order {
+        let issues = validate(includingAddress: includingAddress)
+        guard issues.isEmpty else { throw OrderValidationError(issues: issues) }
+        return self
+    }
+
+    /// The rule an address field breaks, if any. Values arrive trimmed.
+    static func addressRule(_ value: String) -> String? {
+        if value.isEmpty {
+            return "must not be blank"
+        }
+        if value.count > Order.maximumFieldLength {
+            return "must be at most \(Order.maximumFieldLength) characters, got \(value.count)"
+        }
+        if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return "must not contain control characters"
+        }
+        return nil
+    }
+}

@@ -42,7 +42,7 @@ let package = Package(
         .executableTarget(name: "cupcake", dependencies: ["CupcakeCLI"]),
 
         // Helpers shared by the test targets.
-        .target(name: "CupcakeTestSupport", dependencies: ["CupcakeDomain"]),
+        .target(name: "CupcakeTestSupport", dependencies: ["CupcakeDomain", "CupcakeCLI"]),
 
         .testTarget(name: "CupcakeDomainTests", dependencies: ["CupcakeDomain"]),
         .testTarget(name: "CupcakeCLITests", dependencies: ["CupcakeCLI", "CupcakeTestSupport"]),

@@ -7,7 +7,8 @@ extension Order {
         var issues: [ValidationIssue] = []
         if cakeType == nil {
             issues.append(
-                ValidationIssue(field: CodingKeys.type.rawValue, rule: "must be 0...3 (\(CakeType.choices)), got \(type)")
+                ValidationIssue(
+                    field: CodingKeys.type.rawValue, rule: "must be 0...3 (\(CakeType.choices)), got \(type)")
             )
         }
         if !Order.quantityRange.contains(quantity) {
@@ -20,7 +21,9 @@ extension Order {
             )
         }
         guard includingAddress else { return issues }
-        let fields: [(CodingKeys, String)] = [(.name, name), (.streetAddress, streetAddress), (.city, city), (.zip, zip)]
+        let fields: [(CodingKeys, String)] = [
+            (.name, name), (.streetAddress, streetAddress), (.city, city), (.zip, zip),
+        ]
         for (key, value) in fields {
             if let rule = Order.addressRule(value) {
                 issues.append(ValidationIssue(field: key.rawValue, rule: rule))

@@ -118,7 +118,10 @@ public struct OrderDecodingError: Error, Sendable, Equatable, CustomStringConver
             line += 1
             lineStart = index + 1
         }
-        let column = String(decoding: data[data.startIndex + lineStart..<data.startIndex + min(offset, data.count)], as: UTF8.self).count + 1
+        let column =
+            String(
+                decoding: data[data.startIndex + lineStart..<data.startIndex + min(offset, data.count)], as: UTF8.self
+            ).count + 1
         return OrderDecodingError(kind: .malformed(line: line, column: column, reason: sentence(reason)))
     }
 

@@ -8,7 +8,10 @@ import Testing
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(
             Set(object.keys)
-                == ["type", "quantity", "specialRequestEnabled", "extraFrosting", "addSprinkles", "name", "streetAddress", "city", "zip"]
+                == [
+                    "type", "quantity", "specialRequestEnabled", "extraFrosting", "addSprinkles", "name",
+                    "streetAddress", "city", "zip",
+                ]
         )
     }
 
@@ -22,7 +25,10 @@ import Testing
     }
 
     @Test func decodingWithSpecialRequestsOffClearsTheExtras() throws {
-        let order = try Order.decode(json: Data(#"{"type":0,"quantity":4,"specialRequestEnabled":false,"extraFrosting":true,"addSprinkles":true}"#.utf8))
+        let order = try Order.decode(
+            json: Data(
+                #"{"type":0,"quantity":4,"specialRequestEnabled":false,"extraFrosting":true,"addSprinkles":true}"#.utf8)
+        )
         #expect(!order.specialRequestEnabled && !order.extraFrosting && !order.addSprinkles)
         #expect(order.costCents == 800)
     }
@@ -41,7 +47,8 @@ import Testing
     }
 
     @Test func unknownKeysAreIgnored() throws {
-        let order = try Order.decode(json: Data(#"{"id":"7","createdAt":"2026-12-02T10:00:00.123Z","type":1,"quantity":3,"costCents":1}"#.utf8))
+        let order = try Order.decode(
+            json: Data(#"{"id":"7","createdAt":"2026-12-02T10:00:00.123Z","type":1,"quantity":3,"costCents":1}"#.utf8))
         #expect(order == Order(type: 1, quantity: 3))
     }
 

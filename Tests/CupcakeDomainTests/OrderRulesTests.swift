@@ -18,7 +18,8 @@ import Testing
 
     @Test func addressFieldsAreStoredTrimmed() {
         var order = Order(name: "  Taylor \n", streetAddress: "\t1 Main St ", city: " Nashville", zip: "37201 ")
-        #expect([order.name, order.streetAddress, order.city, order.zip] == ["Taylor", "1 Main St", "Nashville", "37201"])
+        #expect(
+            [order.name, order.streetAddress, order.city, order.zip] == ["Taylor", "1 Main St", "Nashville", "37201"])
         order.city = "  Memphis  "
         #expect(order.city == "Memphis")
         #expect(order.hasValidAddress)
@@ -42,7 +43,8 @@ import Testing
         var fields: [String]
     }
 
-    static let valid = Order(type: 2, quantity: 5, name: "Taylor", streetAddress: "1 Main St", city: "Nashville", zip: "37201")
+    static let valid = Order(
+        type: 2, quantity: 5, name: "Taylor", streetAddress: "1 Main St", city: "Nashville", zip: "37201")
 
     static let ruleCases: [RuleCase] = {
         func with(_ change: (inout Order) -> Void) -> Order {
@@ -59,10 +61,15 @@ import Testing
             RuleCase(testDescription: "quantity 3", order: with { $0.quantity = 3 }, fields: []),
             RuleCase(testDescription: "quantity 20", order: with { $0.quantity = 20 }, fields: []),
             RuleCase(testDescription: "blank name", order: with { $0.name = " " }, fields: ["name"]),
-            RuleCase(testDescription: "101 chars", order: with { $0.city = String(repeating: "x", count: 101) }, fields: ["city"]),
-            RuleCase(testDescription: "100 chars", order: with { $0.city = String(repeating: "x", count: 100) }, fields: []),
+            RuleCase(
+                testDescription: "101 chars", order: with { $0.city = String(repeating: "x", count: 101) },
+                fields: ["city"]),
+            RuleCase(
+                testDescription: "100 chars", order: with { $0.city = String(repeating: "x", count: 100) }, fields: []),
             RuleCase(testDescription: "control char", order: with { $0.zip = "372\u{0}01" }, fields: ["zip"]),
-            RuleCase(testDescription: "escape char", order: with { $0.streetAddress = "1 Main\u{1B}St" }, fields: ["streetAddress"]),
+            RuleCase(
+                testDescription: "escape char", order: with { $0.streetAddress = "1 Main\u{1B}St" },
+                fields: ["streetAddress"]),
             RuleCase(
                 testDescription: "everything at once",
                 order: Order(type: 9, quantity: 0),
@@ -83,7 +90,10 @@ import Testing
         #expect(!Order(type: 1, quantity: 4).validate().isEmpty)
     }
 
-    @Test(arguments: [("2", CakeType.chocolate), ("chocolate", .chocolate), ("RAINBOW", .rainbow), ("Vanilla", .vanilla), ("1", .strawberry)])
+    @Test(arguments: [
+        ("2", CakeType.chocolate), ("chocolate", .chocolate), ("RAINBOW", .rainbow), ("Vanilla", .vanilla),
+        ("1", .strawberry),
+    ])
     func cakeTypesParseByIndexOrName(text: String, type: CakeType) {
         #expect(CakeType(argument: text) == type)
     }
@@ -94,6 +104,7 @@ import Testing
     }
 
     @Test func confirmationReadsLikeTheApp() {
-        #expect(Order(type: 2, quantity: 5).confirmationMessage == "Your order for 5x chocolate cupcakes is on its way!")
+        #expect(
+            Order(type: 2, quantity: 5).confirmationMessage == "Your order for 5x chocolate cupcakes is on its way!")
     }
 }

@@ -41,7 +41,10 @@ import Testing
 
     @Test(arguments: [
         (Order(type: 2, quantity: 5, specialRequestEnabled: true, extraFrosting: true), 1600, "$16.00"),
-        (Order(type: 3, quantity: 3, specialRequestEnabled: true, extraFrosting: true, addSprinkles: true), 1200, "$12.00"),
+        (
+            Order(type: 3, quantity: 3, specialRequestEnabled: true, extraFrosting: true, addSprinkles: true), 1200,
+            "$12.00"
+        ),
         (Order(type: 0, quantity: 3), 600, "$6.00"),
         (Order(type: 1, quantity: 3, specialRequestEnabled: true, addSprinkles: true), 800, "$8.00"),
     ])

@@ -1,0 +1,129 @@
+import CupcakeDomain
+
+/// The `cupcake` command line: finds the subcommand, parses, validates, runs, and maps every
+/// failure to one message and one exit code. Only `main` exits.
+public enum CommandLineTool {
+    /// Every subcommand, in help order.
+    static let commands: [any Command.Type] = [
+        PriceCommand.self,
+        OrderCommand.self,
+    ]
+
+    /// The top-level words and what they do, for the root help.
+    static var groups: [(name: String, abstract: String)] {
+        var seen: [(name: String, abstract: String)] = []
+        for command in commands where !seen.contains(where: { $0.name == command.path[0] }) {
+            let abstract = command.path.count == 1 ? command.abstract : groupAbstracts[command.path[0]] ?? ""
+            seen.append((command.path[0], abstract))
+        }
+        return seen
+    }
+
+    static let groupAbstracts: [String: String] = [:]
+
+    /// Runs the command line and returns the exit status; writes only through `console`.
+    ///
+    /// - Parameter arguments: the arguments after the program name.
+    public static func run(_ arguments: [String], console: Console) async -> Int32 {
+        do {
+            try await dispatch(arguments, console: console)
+            return ExitCode.success.rawValue
+        } catch {
+            report(error, console: console)
+            return error.code.rawValue
+        }
+    }
+
+    /// The one place an error becomes text on standard error.
+    static func report(_ error: CLIError, console: Console) {
+        console.printError("Error: \(error.message)")
+        if let path = error.usageOf {
+            if let command = commands.first(where: { $0.path == path.words }) {
+                console.printError("Usage: \(HelpFormatter.usageLine(command))")
+            }
+            console.printError("  See '\(path.fullName) --help' for more information.")
+        }
+    }
+
+    private static func dispatch(_ arguments: [String], console: Console) async throws(CLIError) {
+        let root = CommandPath(words: [])
+        guard let first = arguments.first else {
+            console.err(HelpFormatter.rootHelp(groups: groups))
+            throw CLIError(.usage, "Missing subcommand.")
+        }
+        switch first {
+        case "-h", "--help":
+            console.out(HelpFormatter.rootHelp(groups: groups))
+            return
+        case "--version":
+            console.print(Cupcake.version)
+            return
+        case "help":
+            console.out(try help(for: Array(arguments.dropFirst())))
+            return
+        default:
+            break
+        }
+        guard let (command, rest) = resolve(arguments) else {
+            if first.hasPrefix("-") {
+                throw .usage("Unknown option '\(first)'.", root)
+            }
+            let names = groups.map(\.name)
+            var message = "Unknown subcommand '\(first)'."
+            if let suggestion = ArgumentParser.suggestion(for: first, among: names) {
+                message += " Did you mean '\(suggestion)'?"
+            }
+            throw CLIError(.usage, message + " See 'cupcake --help'.")
+        }
+        if command == nil {
+            // A group such as `cupcake orders` with no subcommand, or with --help.
+            let members = commands.filter { $0.path[0] == first }
+            let text = HelpFormatter.groupHelp(name: first, abstract: groupAbstracts[first] ?? "", commands: members)
+            if rest.contains("-h") || rest.contains("--help") {
+                console.out(text)
+                return
+            }
+            console.err(text)
+            if let unknown = rest.first {
+                throw CLIError(.usage, "Unknown subcommand '\(first) \(unknown)'.")
+            }
+            throw CLIError(.usage, "Missing subcommand for '\(first)'.")
+        }
+        guard let command else { return }
+        let optionWords = rest.prefix(while: { $0 != "--" })
+        if optionWords.contains("-h") || optionWords.contains("--help") {
+            console.out(HelpFormatter.help(for: command))
+            return
+        }
+        let parsed = try ArgumentParser.parse(rest, options: command.options, command: command.commandPath)
+        let instance = try command.init(parsed, console: console)
+        try await instance.run(console: console)
+    }
+
+    /// The command named by the leading words, and the arguments after them. A `nil` command
+    /// with a match means a group name without a known subcommand.
+    private static func resolve(_ arguments: [String]) -> ((any Command.Type)?, [String])? {
+        let matches = commands.filter { Array(arguments.prefix($0.path.count)) == $0.path }
+        if let best = matches.max(by: { $0.path.count < $1.path.count }) {
+            return (best, Array(arguments.dropFirst(best.path.count)))
+        }
+        if commands.contains(where: { $0.path.count > 1 && $0.path[0] == arguments[0] }) {
+            return (nil, Array(arguments.dropFirst()))
+        }
+        return nil
+    }
+
+    private static func help(for words: [String]) throws(CLIError) -> String {
+        if words.isEmpty {
+            return HelpFormatter.rootHelp(groups: groups)
+        }
+        if let command = commands.first(where: { $0.path == words }) {
+            return HelpFormatter.help(for: command)
+        }
+        let members = commands.filter { $0.path.count > 1 && $0.path[0] == words[0] }
+        if words.count == 1, !members.isEmpty {
+            return HelpFormatter.groupHelp(name: words[0], abstract: groupAbstracts[words[0]] ?? "", commands: members)
+        }
+        throw CLIError(.usage, "Unknown subcommand '\(words.joined(separator: " "))'. See 'cupcake --help'.")
+    }
+}

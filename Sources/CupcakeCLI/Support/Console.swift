@@ -1,0 +1,51 @@
+import Foundation
+
+/// Where a command reads and writes: the real process streams, or buffers in a test.
+public struct Console: Sendable {
+    /// Reads all of standard input.
+    public var readInput: @Sendable () -> Data
+    /// Whether standard input is a terminal (never read from one unasked).
+    public var inputIsTerminal: Bool
+    /// Whether standard error is a terminal (progress status is shown only there).
+    public var errorIsTerminal: Bool
+    /// Writes to standard output.
+    public var out: @Sendable (String) -> Void
+    /// Writes to standard error.
+    public var err: @Sendable (String) -> Void
+    /// The environment variables.
+    public var environment: [String: String]
+
+    /// Creates a console from its parts.
+    public init(
+        readInput: @escaping @Sendable () -> Data,
+        inputIsTerminal: Bool,
+        errorIsTerminal: Bool = false,
+        out: @escaping @Sendable (String) -> Void,
+        err: @escaping @Sendable (String) -> Void,
+        environment: [String: String]
+    ) {
+        self.readInput = readInput
+        self.inputIsTerminal = inputIsTerminal
+        self.errorIsTerminal = errorIsTerminal
+        self.out = out
+        self.err = err
+        self.environment = environment
+    }
+
+    /// The process's own standard streams and environment.
+    public static var process: Console {
+        Console(
+            readInput: { FileHandle.standardInput.readDataToEndOfFile() },
+            inputIsTerminal: isatty(STDIN_FILENO) == 1,
+            errorIsTerminal: isatty(STDERR_FILENO) == 1,
+            out: { text in try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8)) },
+            err: { text in try? FileHandle.standardError.write(contentsOf: Data(text.utf8)) },
+            environment: ProcessInfo.processInfo.environment
+        )
+    }
+
+    /// Writes a line to standard output.
+    func print(_ line: String = "") { out(line + "\n") }
+    /// Writes a line to standard error.
+    func printError(_ line: String) { err(line + "\n") }
+}

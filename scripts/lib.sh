@@ -1,0 +1,43 @@
+# Shared by the scripts: find the toolchain and install missing Debian packages.
+# shellcheck shell=bash
+
+if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+    export PATH="/opt/swift/usr/bin:$PATH"
+fi
+
+# ensure_packages PKG...: apt-get installs whichever of the packages is not installed yet.
+ensure_packages() {
+    local missing=()
+    local pkg
+    for pkg in "$@"; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+            missing+=("$pkg")
+        fi
+    done
+    if [ "${#missing[@]}" -gt 0 ]; then
+        echo "==> installing ${missing[*]}" >&2
+        local sudo=""
+        if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+}
+
+# The Debian packages every build needs: the C libraries behind CSQLite and CMicroHTTPD.
+BUILD_PACKAGES=(pkg-config libsqlite3-dev libmicrohttpd-dev)
+
+# free_port: prints a TCP port that nothing on 127.0.0.1 listens on right now.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# wait_for_health URL: waits up to 10 s for GET URL to answer 200.
+wait_for_health() {
+    local i
+    for i in $(seq 1 100); do
+        if curl -fsS "$1" >/dev/null 2>&1; then return 0; fi
+        sleep 0.1
+    done
+    echo "server at $1 did not become healthy" >&2
+    return 1
+}

@@ -42,7 +42,10 @@ let package = Package(
         .executableTarget(name: "cupcake", dependencies: ["CupcakeCLI"]),
 
         // Helpers shared by the test targets.
-        .target(name: "CupcakeTestSupport", dependencies: ["CupcakeDomain", "CupcakeCLI"]),
+        .target(
+            name: "CupcakeTestSupport",
+            dependencies: ["CupcakeDomain", "CupcakeCLI", "CupcakeServer", "CupcakeStorage"]
+        ),
 
         .testTarget(name: "CupcakeDomainTests", dependencies: ["CupcakeDomain"]),
         .testTarget(name: "CupcakeCLITests", dependencies: ["CupcakeCLI", "CupcakeTestSupport"]),

@@ -7,6 +7,7 @@ public enum CommandLineTool {
     static let commands: [any Command.Type] = [
         PriceCommand.self,
         OrderCommand.self,
+        ServeCommand.self,
     ]
 
     /// The top-level words and what they do, for the root help.

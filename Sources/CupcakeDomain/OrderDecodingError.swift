@@ -103,9 +103,14 @@ public struct OrderDecodingError: Error, Sendable, Equatable, CustomStringConver
     private static func syntaxError(_ data: Data, _ error: any Error) -> OrderDecodingError {
         let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "not valid JSON"
         // Foundation says "… around character N." (a 0-based byte offset); turn it into line:column.
-        guard let range = detail.range(of: "character "),
-            let offset = Int(detail[range.upperBound...].prefix(while: \.isNumber))
-        else {
+        let offset: Int
+        if let range = detail.range(of: "character "),
+            let position = Int(detail[range.upperBound...].prefix(while: \.isNumber))
+        {
+            offset = position
+        } else if detail.lowercased().contains("end of file") {
+            offset = data.count  // it ran out: the position is the end of the input
+        } else {
             return OrderDecodingError(kind: .unreadable(reason: sentence(detail)))
         }
         var reason = detail

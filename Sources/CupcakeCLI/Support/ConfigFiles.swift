@@ -1,0 +1,32 @@
+import Foundation
+
+/// Where cupcake's per-user files live, following the XDG base directory spec.
+enum ConfigFiles {
+    /// `$XDG_CONFIG_HOME/cupcake` (default `~/.config/cupcake`).
+    static func directory(environment: [String: String]) -> URL {
+        if let config = environment["XDG_CONFIG_HOME"], !config.isEmpty {
+            return URL(fileURLWithPath: config).appendingPathComponent("cupcake")
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".config/cupcake")
+    }
+
+    /// A file in that directory, if it exists.
+    static func userFile(named name: String, environment: [String: String]) -> URL? {
+        let url = directory(environment: environment).appendingPathComponent(name)
+        return FileManager.default.fileExists(atPath: url.path) ? url : nil
+    }
+
+    /// A short reason for a file error, without Foundation's dump.
+    static func reason(_ error: any Error) -> String {
+        let nsError = error as NSError
+        if let posix = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(posix.code)))
+        }
+        switch nsError.code {
+        case NSFileReadNoSuchFileError, NSFileNoSuchFileError: return "no such file"
+        case NSFileReadNoPermissionError: return "permission denied"
+        default: return nsError.localizedDescription
+        }
+    }
+}

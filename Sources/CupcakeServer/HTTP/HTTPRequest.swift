@@ -1,0 +1,31 @@
+/// A request as the handlers see it: decoded by libmicrohttpd, nothing parsed by us.
+public struct HTTPRequest: Sendable {
+    /// The method, upper-case: "POST".
+    public var method: String
+    /// The path, without the query: "/api/cupcakes/7".
+    public var path: String
+    /// Query arguments, already unescaped; the last of a repeated name wins.
+    public var query: [String: String]
+    /// Request headers, with lower-cased names.
+    public var headers: [String: String]
+    /// The body bytes.
+    public var body: [UInt8]
+    /// The id this server gave the request (also sent back as `Request-Id`).
+    public var requestID: String
+
+    /// Creates a request (the server does; tests may too).
+    public init(
+        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+        body: [UInt8] = [], requestID: String = "test"
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.requestID = requestID
+    }
+
+    /// A header's value by case-insensitive name.
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}

@@ -1,0 +1,150 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+
+/// Serves HTTP with GNU libmicrohttpd: a thread pool on epoll, sized to the cores by default.
+///
+/// Owns the MHD daemon and its listening socket: `start()` opens both, `shutdown(grace:)` stops
+/// accepting, lets requests in flight finish, then frees them. Handlers may answer later from
+/// another thread; the connection is suspended meanwhile so it holds no worker.
+public final class HTTPServer: @unchecked Sendable {
+    // Safe: `daemon` and `listenSocket` are written only by start() and shutdown(), which the
+    // owner calls once each from one thread; MHD's threads only read the immutable fields.
+
+    /// How the server listens and what it tolerates.
+    public struct Limits: Sendable {
+        /// Largest body accepted, in bytes.
+        public var bodyBytes: Int = 64 * 1024
+        /// Most connections at once.
+        public var connections: Int = 1024
+        /// Seconds a connection may sit idle (or stall mid-request) before it is dropped.
+        public var idleTimeoutSeconds: Int = 15
+        /// Worker threads; 0 means one per core.
+        public var threads: Int = 0
+
+        /// Default limits.
+        public init() {}
+    }
+
+    private let host: String
+    private let requestedPort: Int
+    let limits: Limits
+    let handler: any HTTPHandler
+    let log: AccessLog
+    private var daemon: OpaquePointer?
+    private var listenSocket: Int32 = -1
+    /// Requests that have begun and not yet completed.
+    let activeRequests = Atomic<Int>(0)
+    /// The port actually bound (useful with port 0).
+    public private(set) var port: Int = 0
+
+    /// Creates a server; nothing listens until ``start()``.
+    public init(host: String, port: Int, limits: Limits = Limits(), handler: any HTTPHandler, log: AccessLog) {
+        self.host = host
+        requestedPort = port
+        self.limits = limits
+        self.handler = handler
+        self.log = log
+    }
+
+    /// Binds, listens and starts the worker threads.
+    ///
+    /// - Throws: ``ServerError`` saying why the address cannot be used.
+    public func start() throws(ServerError) {
+        let (socket, bound, ipv6) = try Self.listen(host: host, port: requestedPort, backlog: 1024)
+        listenSocket = socket
+        port = bound
+        let threads = limits.threads > 0 ? limits.threads : max(1, ProcessInfo.processInfo.activeProcessorCount)
+        var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        if ipv6 { flags |= MHD_USE_IPv6.rawValue }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let notify = unsafeBitCast(requestCompleted as MHD_RequestCompletedCallback, to: UnsafeRawPointer.self)
+        let arguments: [any CVarArg] = [
+            MHD_OPTION.LISTEN_SOCKET.rawValue, socket,
+            MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(threads),
+            MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(limits.connections),
+            MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(limits.idleTimeoutSeconds),
+            MHD_OPTION.NOTIFY_COMPLETED.rawValue, Int(bitPattern: notify), Int(bitPattern: context),
+            MHD_OPTION.END.rawValue,
+        ]
+        let started = withVaList(arguments) { list in
+            MHD_start_daemon_va(flags, 0, nil, nil, accessHandler, context, list)
+        }
+        guard let started else {
+            close(socket)
+            listenSocket = -1
+            throw ServerError("libmicrohttpd could not start on \(host):\(bound)")
+        }
+        daemon = started
+    }
+
+    /// Stops accepting, waits up to `grace` seconds for requests in flight, then stops.
+    public func shutdown(grace: Double = 10) {
+        guard let daemon else { return }
+        _ = MHD_quiesce_daemon(daemon)
+        let deadline = Date().addingTimeInterval(grace)
+        while activeRequests.load(ordering: .acquiring) > 0 && Date() < deadline {
+            usleep(5_000)
+        }
+        MHD_stop_daemon(daemon)
+        self.daemon = nil
+        if listenSocket >= 0 {
+            close(listenSocket)
+            listenSocket = -1
+        }
+    }
+
+    /// Opens a listening TCP socket, so a bad address gets our own clear error.
+    private static func listen(host: String, port: Int, backlog: Int32) throws(ServerError) -> (Int32, Int, Bool) {
+        guard (0...65535).contains(port) else { throw ServerError("port \(port) is not in 0...65535") }
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        var info: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &info)
+        guard status == 0, let first = info else {
+            throw ServerError("cannot resolve host '\(host)': \(String(cString: gai_strerror(status)))")
+        }
+        defer { freeaddrinfo(info) }
+        let family = first.pointee.ai_family
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ServerError("cannot create a socket: \(String(cString: strerror(errno)))") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw ServerError("cannot listen on \(host):\(port): \(reason)")
+        }
+        guard Glibc.listen(fd, backlog) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw ServerError("cannot listen on \(host):\(port): \(reason)")
+        }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let boundPort = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address -> Int in
+                guard getsockname(fd, address, &length) == 0 else { return port }
+                if family == AF_INET6 {
+                    return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                        Int(UInt16(bigEndian: $0.pointee.sin6_port))
+                    }
+                }
+                return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    Int(UInt16(bigEndian: $0.pointee.sin_port))
+                }
+            }
+        }
+        return (fd, boundPort, family == AF_INET6)
+    }
+}
+
+/// Why the server could not start.
+public struct ServerError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public var message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

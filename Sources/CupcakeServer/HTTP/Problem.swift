@@ -1,0 +1,97 @@
+/// An RFC 9457 problem detail, sent as `application/problem+json`.
+public struct Problem: Error, Sendable, Equatable {
+    /// The HTTP status.
+    public var status: Int
+    /// A short, human title; the same for every occurrence of this kind of problem.
+    public var title: String
+    /// What went wrong this time.
+    public var detail: String
+    /// A URI naming the kind of problem; `about:blank` means "see the status".
+    public var type: String = "about:blank"
+    /// For 422: each bad field by wire key, and its rule.
+    public var errors: [(field: String, rule: String)] = []
+    /// Extra response headers (such as `Allow`).
+    public var headers: [(name: String, value: String)] = []
+
+    public static func == (lhs: Problem, rhs: Problem) -> Bool {
+        lhs.status == rhs.status && lhs.title == rhs.title && lhs.detail == rhs.detail
+    }
+
+    /// The response carrying this problem.
+    public var response: HTTPResponse {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("type")
+        writer.string(type)
+        writer.key("title")
+        writer.string(title)
+        writer.key("status")
+        writer.integer(status)
+        writer.key("detail")
+        writer.string(detail)
+        if !errors.isEmpty {
+            writer.key("errors")
+            writer.beginArray()
+            for error in errors {
+                writer.beginObject()
+                writer.key("field")
+                writer.string(error.field)
+                writer.key("rule")
+                writer.string(error.rule)
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+        writer.endObject()
+        return HTTPResponse(
+            status: status, headers: [("Content-Type", "application/problem+json")] + headers, body: writer.bytes)
+    }
+
+    static func badRequest(_ detail: String) -> Problem {
+        Problem(status: 400, title: "Bad Request", detail: detail)
+    }
+
+    static func unauthorized() -> Problem {
+        Problem(
+            status: 401, title: "Unauthorized", detail: "Missing or wrong API key: send it in the x-api-key header.")
+    }
+
+    static func notFound(_ detail: String) -> Problem {
+        Problem(status: 404, title: "Not Found", detail: detail)
+    }
+
+    static func methodNotAllowed(_ method: String, allowed: [String]) -> Problem {
+        Problem(
+            status: 405, title: "Method Not Allowed",
+            detail: "\(method) is not allowed here; allowed: \(allowed.joined(separator: ", ")).",
+            headers: [("Allow", allowed.joined(separator: ", "))])
+    }
+
+    static func conflict(_ detail: String) -> Problem {
+        Problem(status: 409, title: "Conflict", detail: detail)
+    }
+
+    static func payloadTooLarge(limit: Int) -> Problem {
+        Problem(status: 413, title: "Content Too Large", detail: "The body is over the limit of \(limit) bytes.")
+    }
+
+    static func unsupportedMediaType(_ contentType: String) -> Problem {
+        Problem(
+            status: 415, title: "Unsupported Media Type",
+            detail: "The body must be application/json, not \(contentType).")
+    }
+
+    static func unprocessable(_ detail: String, errors: [(field: String, rule: String)] = []) -> Problem {
+        Problem(status: 422, title: "Unprocessable Content", detail: detail, errors: errors)
+    }
+
+    static func internalError(requestID: String) -> Problem {
+        Problem(
+            status: 500, title: "Internal Server Error",
+            detail: "Something went wrong on our side; the request id is \(requestID).")
+    }
+
+    static func unavailable(_ detail: String) -> Problem {
+        Problem(status: 503, title: "Service Unavailable", detail: detail, headers: [("Retry-After", "1")])
+    }
+}

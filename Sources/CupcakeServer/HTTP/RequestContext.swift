@@ -1,0 +1,186 @@
+import CMicroHTTPD
+import Foundation
+
+/// One request's state across libmicrohttpd's calls: the body so far, and the answer once it is
+/// known. Owned by MHD's per-request pointer from the first call until "request completed".
+final class RequestContext: @unchecked Sendable {
+    // Safe: MHD calls the access handler for one request on one thread at a time; `response`,
+    // `suspended` and `answered` may also be touched by the thread that answers later, and those
+    // are guarded by `lock`.
+    let method: String
+    let path: String
+    let startNanoseconds: UInt64
+    let requestID: String
+    var body: [UInt8] = []
+    /// A response was queued early (413); later upload data is discarded.
+    var rejected = false
+    /// The body passed the limit while arriving; the rest is dropped and 413 answered at the end.
+    var overLimit = false
+    var discardedBytes = 0
+    var status = 0
+    let lock = NSLock()
+    var response: HTTPResponse?
+    var suspended = false
+    var answered = false
+
+    init(method: String, path: String, requestID: String) {
+        self.method = method
+        self.path = path
+        self.requestID = requestID
+        startNanoseconds = DispatchTime.now().uptimeNanoseconds
+    }
+}
+
+/// Queues `response` on the connection, adding `Request-Id`. Returns MHD's verdict.
+@discardableResult
+func queue(_ response: HTTPResponse, on connection: OpaquePointer, context: RequestContext) -> MHD_Result {
+    context.status = response.status
+    let mhdResponse = response.body.withUnsafeBytes { buffer in
+        MHD_create_response_from_buffer(
+            buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+    }
+    guard let mhdResponse else { return .NO }
+    MHD_add_response_header(mhdResponse, "Request-Id", context.requestID)
+    for header in response.headers {
+        MHD_add_response_header(mhdResponse, header.name, header.value)
+    }
+    let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+    MHD_destroy_response(mhdResponse)
+    return result
+}
+
+/// MHD's access handler: called once when headers arrive, once per piece of body, and once at
+/// the end, when the request is handed to the server's handler.
+let accessHandler: MHD_AccessHandlerCallback = {
+    cls, connection, url, method, _, uploadData, uploadSize, requestState in
+    guard let cls, let connection, let requestState, let uploadSize else { return .NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+
+    // First call: headers only.
+    guard let state = requestState.pointee else {
+        let context = RequestContext(
+            method: method.map { String(cString: $0) } ?? "GET",
+            path: url.map { String(cString: $0) } ?? "/",
+            requestID: server.log.nextRequestID())
+        server.activeRequests.add(1, ordering: .relaxed)
+        requestState.pointee = Unmanaged.passRetained(context).toOpaque()
+        if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
+            let bytes = Int(String(cString: length)), bytes > server.limits.bodyBytes
+        {
+            context.rejected = true
+            return queue(
+                Problem.payloadTooLarge(limit: server.limits.bodyBytes).response, on: connection, context: context)
+        }
+        return .YES
+    }
+    let context = Unmanaged<RequestContext>.fromOpaque(state).takeUnretainedValue()
+
+    // Body pieces.
+    if uploadSize.pointee > 0 {
+        let count = uploadSize.pointee
+        uploadSize.pointee = 0
+        if context.overLimit {
+            // MHD accepts a response only once the upload has been read, so the rest of an
+            // over-limit body (one without Content-Length) is read and dropped, never stored; a
+            // flood far past the limit is cut off by closing the connection.
+            context.discardedBytes += count
+            return context.discardedBytes > 16 * server.limits.bodyBytes ? .NO : .YES
+        }
+        if context.rejected { return .YES }
+        if context.body.count + count > server.limits.bodyBytes {
+            context.overLimit = true
+            context.discardedBytes = context.body.count + count
+            context.body = []
+            return .YES
+        }
+        if let uploadData {
+            uploadData.withMemoryRebound(to: UInt8.self, capacity: count) { pointer in
+                context.body.append(contentsOf: UnsafeBufferPointer(start: pointer, count: count))
+            }
+        }
+        return .YES
+    }
+
+    // The end of the request (or a call after a resume, when the answer is already queued).
+    if context.rejected { return .YES }
+    if context.overLimit {
+        context.rejected = true
+        return queue(Problem.payloadTooLarge(limit: server.limits.bodyBytes).response, on: connection, context: context)
+    }
+    context.lock.lock()
+    let alreadyStarted = context.answered || context.suspended
+    context.lock.unlock()
+    if alreadyStarted { return .YES }
+
+    let request = HTTPRequest(
+        method: context.method, path: context.path,
+        query: values(of: connection, kind: .GET_ARGUMENT_KIND, lowercased: false),
+        headers: values(of: connection, kind: .HEADER_KIND, lowercased: true),
+        body: context.body, requestID: context.requestID)
+    context.body = []
+    let handle = UnsafeSendable(connection)
+    server.handler.handle(request) { response in
+        context.lock.lock()
+        defer { context.lock.unlock() }
+        guard !context.answered else { return }
+        context.answered = true
+        if context.suspended {
+            queue(response, on: handle.value, context: context)
+            MHD_resume_connection(handle.value)
+        } else {
+            context.response = response
+        }
+    }
+    context.lock.lock()
+    defer { context.lock.unlock() }
+    if let response = context.response {
+        context.response = nil
+        return queue(response, on: connection, context: context)
+    }
+    context.suspended = true
+    MHD_suspend_connection(connection)
+    return .YES
+}
+
+/// MHD's "request completed": logs the request and frees its context.
+let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestState, termination in
+    guard let cls, let requestState, let state = requestState.pointee else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    let context = Unmanaged<RequestContext>.fromOpaque(state).takeRetainedValue()
+    requestState.pointee = nil
+    let elapsed = DispatchTime.now().uptimeNanoseconds - context.startNanoseconds
+    let status =
+        termination == .REQUEST_TERMINATED_COMPLETED_OK ? context.status : (context.status == 0 ? 0 : context.status)
+    server.log.request(
+        method: context.method, path: context.path, status: status, nanoseconds: elapsed,
+        requestID: context.requestID, aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK)
+    server.activeRequests.subtract(1, ordering: .releasing)
+}
+
+/// Collects a connection's headers or query arguments into a dictionary.
+private func values(of connection: OpaquePointer, kind: MHD_ValueKind, lowercased: Bool) -> [String: String] {
+    final class Box {
+        var values: [String: String] = [:]
+        let lowercased: Bool
+        init(lowercased: Bool) { self.lowercased = lowercased }
+    }
+    let box = Box(lowercased: lowercased)
+    let unmanaged = Unmanaged.passUnretained(box)
+    _ = MHD_get_connection_values(
+        connection, kind,
+        { cls, _, key, value in
+            guard let cls, let key else { return .YES }
+            let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
+            let name = String(cString: key)
+            box.values[box.lowercased ? name.lowercased() : name] = value.map { String(cString: $0) } ?? ""
+            return .YES
+        }, unmanaged.toOpaque())
+    return box.values
+}
+
+/// Carries a C pointer into a `@Sendable` closure; MHD allows using the connection from another
+/// thread while it is suspended, which is the only time the closure does.
+struct UnsafeSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,56 @@
+import CupcakeStorage
+import Foundation
+
+/// A running order service: the SQLite store, the group-commit writer, the API and the HTTP
+/// server, started together and stopped in the right order.
+public final class OrderServer: @unchecked Sendable {
+    // Safe: every property is set in init and only read afterwards; shutdown() is idempotent
+    // and called from one thread.
+    private let http: HTTPServer
+    private let store: any OrderStore
+    private let committer: GroupCommitter
+    /// Where the service listens, e.g. `http://127.0.0.1:8080`.
+    public let baseURL: String
+    /// The port bound.
+    public var port: Int { http.port }
+    /// Where the data is.
+    public var databaseLocation: String { store.location }
+
+    /// Opens the database and starts listening.
+    ///
+    /// - Throws: ``StorageError`` or ``ServerError``.
+    public init(configuration: ServerConfiguration, databasePath: String, log: AccessLog) throws {
+        let store = try SQLiteOrderStore(path: databasePath, durability: configuration.durability)
+        // Keys live at least 24 hours; forget them after 48.
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        _ = try? store.purgeIdempotencyKeys(recordedBefore: now - 48 * 3_600_000)
+        let committer = GroupCommitter(store: store)
+        let api = OrderAPI(store: store, committer: committer, apiKey: configuration.apiKey, log: log)
+        var limits = HTTPServer.Limits()
+        limits.bodyBytes = configuration.bodyLimitBytes
+        limits.connections = configuration.connectionLimit
+        limits.idleTimeoutSeconds = configuration.idleTimeoutSeconds
+        limits.threads = configuration.threads
+        let http = HTTPServer(
+            host: configuration.host, port: configuration.port, limits: limits, handler: api, log: log)
+        do {
+            try http.start()
+        } catch {
+            committer.shutdown()
+            store.close()
+            throw error
+        }
+        self.store = store
+        self.committer = committer
+        self.http = http
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        baseURL = "http://\(host):\(http.port)"
+    }
+
+    /// Stops accepting, finishes requests in flight, commits what is queued, closes the database.
+    public func shutdown() {
+        http.shutdown()
+        committer.shutdown()
+        store.close()
+    }
+}

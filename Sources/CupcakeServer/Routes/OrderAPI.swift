@@ -1,0 +1,206 @@
+import CupcakeDomain
+import CupcakeStorage
+import Foundation
+
+/// The order service's HTTP API, in reqres's dialect:
+///
+/// - `POST /api/cupcakes` places an order (201, the order echoed with id, createdAt, costCents);
+/// - `GET /api/cupcakes/{id}` answers `{"data": order}`;
+/// - `GET /healthz` answers 200 without an API key.
+///
+/// Every error is problem+json; anything unexpected becomes a 500 that leaks nothing.
+public final class OrderAPI: HTTPHandler {
+    let store: any OrderStore
+    let committer: GroupCommitter
+    let apiKey: String?
+    let log: AccessLog
+    let inFlight = InFlightKeys()
+    let now: @Sendable () -> Int64
+
+    /// The collection's path.
+    static let collectionPath = "/api/cupcakes"
+    /// The longest Idempotency-Key accepted.
+    static let maximumKeyLength = 255
+
+    /// - Parameters:
+    ///   - store: where orders live.
+    ///   - committer: the group-commit writer in front of `store`.
+    ///   - apiKey: when set, every /api request must carry it in `x-api-key`.
+    ///   - now: the clock, in milliseconds since 1970 UTC.
+    public init(
+        store: any OrderStore, committer: GroupCommitter, apiKey: String?, log: AccessLog,
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+    ) {
+        self.store = store
+        self.committer = committer
+        self.apiKey = apiKey
+        self.log = log
+        self.now = now
+    }
+
+    public func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        do {
+            try route(request, respond: respond)
+        } catch let problem as Problem {
+            respond(problem.response)
+        } catch {
+            log.notice("error: request \(request.requestID): \(error)")
+            respond(Problem.internalError(requestID: request.requestID).response)
+        }
+    }
+
+    private func route(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws {
+        let path = request.path
+        if path == "/healthz" {
+            try allow(request, ["GET", "HEAD"])
+            respond(.json(200, Array(#"{"status":"ok"}"#.utf8)))
+            return
+        }
+        guard path == "/api" || path.hasPrefix("/api/") else {
+            throw Problem.notFound("There is nothing at \(path).")
+        }
+        try authorize(request)
+        let collection = Self.collectionPath
+        if path == collection || path == collection + "/" {
+            try allow(request, ["POST"])
+            try create(request, respond: respond)
+            return
+        }
+        guard path.hasPrefix(collection + "/") else {
+            throw Problem.notFound("There is nothing at \(path).")
+        }
+        let idText = path.dropFirst(collection.count + 1)
+        try allow(request, ["GET"])
+        guard let id = Int64(idText), id > 0, let stored = try store.order(id: id) else {
+            throw Problem.notFound("There is no order with id '\(idText)'.")
+        }
+        respond(.json(200, stored.dataJSON))
+    }
+
+    private func allow(_ request: HTTPRequest, _ methods: [String]) throws(Problem) {
+        guard methods.contains(request.method) else {
+            throw Problem.methodNotAllowed(request.method, allowed: methods)
+        }
+    }
+
+    private func authorize(_ request: HTTPRequest) throws(Problem) {
+        guard let apiKey else { return }
+        guard let given = request.header("x-api-key"), Self.constantTimeEqual(given, apiKey) else {
+            throw Problem.unauthorized()
+        }
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        var difference = UInt8(x.count == y.count ? 0 : 1)
+        for index in 0..<max(x.count, y.count) {
+            difference |= (index < x.count ? x[index] : 0) ^ (index < y.count ? y[index] : 0)
+        }
+        return difference == 0
+    }
+
+    // MARK: - POST /api/cupcakes
+
+    private func create(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws {
+        if let contentType = request.header("content-type"), !Self.isJSON(contentType) {
+            throw Problem.unsupportedMediaType(contentType)
+        }
+        let order = try Self.decodeValidOrder(request.body)
+        let key = try Self.idempotencyKey(request)
+        let newOrder = NewOrder(order: order, costCents: order.costCents, createdAtMilliseconds: now())
+        guard let key else {
+            committer.submit(newOrder) { [log] result in
+                respond(Self.created(result, requestID: request.requestID, log: log))
+            }
+            return
+        }
+        guard inFlight.begin(key) else {
+            throw Problem.conflict("A request with this Idempotency-Key is still in progress; retry later.")
+        }
+        let fingerprint = order.fingerprint
+        do {
+            if let record = try store.idempotencyRecord(key: key) {
+                inFlight.end(key)
+                guard record.fingerprint == fingerprint else {
+                    throw Problem.unprocessable(
+                        "This Idempotency-Key was already used with a different order; use a new key for a new order.")
+                }
+                respond(
+                    HTTPResponse(
+                        status: record.status,
+                        headers: [
+                            ("Content-Type", "application/json"),
+                            ("Location", "\(Self.collectionPath)/\(record.orderID)"),
+                            ("Idempotent-Replayed", "true"),
+                        ], body: record.body))
+                return
+            }
+        } catch {
+            inFlight.end(key)
+            throw error
+        }
+        let claim = IdempotencyClaim(key: key, fingerprint: fingerprint, status: 201) { $0.json }
+        var keyed = newOrder
+        keyed.idempotency = claim
+        committer.submit(keyed) { [inFlight, log] result in
+            inFlight.end(key)
+            respond(Self.created(result, requestID: request.requestID, log: log))
+        }
+    }
+
+    static func created(_ result: Result<StoredOrder, StorageError>, requestID: String, log: AccessLog) -> HTTPResponse
+    {
+        switch result {
+        case .success(let stored):
+            return .json(201, stored.json, headers: [("Location", "\(collectionPath)/\(stored.id)")])
+        case .failure(let error) where error.code == .unavailable:
+            return Problem.unavailable("The server is shutting down; retry shortly.").response
+        case .failure(let error):
+            log.notice("error: request \(requestID): \(error)")
+            return Problem.internalError(requestID: requestID).response
+        }
+    }
+
+    /// Decodes, normalizes and validates an order body: 400 when it is not a JSON object, 422
+    /// naming every bad field otherwise.
+    static func decodeValidOrder(_ body: [UInt8]) throws(Problem) -> Order {
+        let order: Order
+        do {
+            order = try Order.decode(json: body)
+        } catch {
+            if error.isMalformed {
+                throw Problem.badRequest("The body is not a JSON object: \(error)")
+            }
+            guard case .keys(let problems) = error.kind else {
+                throw Problem.badRequest("The body is not an order: \(error)")
+            }
+            throw Problem.unprocessable(
+                "The order is not valid.", errors: problems.map { (field: $0.key, rule: $0.problem) })
+        }
+        let issues = order.validate()
+        guard issues.isEmpty else {
+            throw Problem.unprocessable(
+                "The order is not valid.", errors: issues.map { (field: $0.field, rule: $0.rule) })
+        }
+        return order
+    }
+
+    static func idempotencyKey(_ request: HTTPRequest) throws(Problem) -> String? {
+        guard let key = request.header("idempotency-key") else { return nil }
+        let trimmed = key.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= maximumKeyLength else {
+            throw Problem.badRequest("Idempotency-Key must be 1 to \(maximumKeyLength) characters.")
+        }
+        return trimmed
+    }
+
+    /// `application/json`, any `+json` type, with or without parameters such as charset.
+    static func isJSON(_ contentType: String) -> Bool {
+        let media =
+            contentType.split(separator: ";", maxSplits: 1).first.map {
+                $0.trimmingCharacters(in: .whitespaces).lowercased()
+            } ?? ""
+        return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
+    }
+}

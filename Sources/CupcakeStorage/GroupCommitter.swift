@@ -1,0 +1,91 @@
+import Foundation
+
+/// Group commit: callers hand in orders one at a time from many threads; one writer thread
+/// commits whatever has gathered in a single transaction and then tells every caller. Under load
+/// the cost of a commit (and its fsync, with ``Durability/full``) is shared by the whole batch.
+public final class GroupCommitter: @unchecked Sendable {
+    // Safe: `pending`, `stopping` and `running` are read and written only while holding `condition`.
+    private struct Pending {
+        var order: NewOrder
+        var completion: @Sendable (Result<StoredOrder, StorageError>) -> Void
+    }
+
+    private let store: any OrderStore
+    private let maximumBatch: Int
+    private let condition = NSCondition()
+    private var pending: [Pending] = []
+    private var stopping = false
+    private var running = true
+    private var thread: Thread?
+
+    /// Starts the writer thread.
+    public init(store: any OrderStore, maximumBatch: Int = 512) {
+        self.store = store
+        self.maximumBatch = maximumBatch
+        let thread = Thread { [unowned self] in self.loop() }
+        thread.name = "cupcake-commit"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Queues an order; `completion` runs on the writer thread once it is committed (or failed).
+    public func submit(_ order: NewOrder, completion: @escaping @Sendable (Result<StoredOrder, StorageError>) -> Void) {
+        condition.lock()
+        if stopping {
+            condition.unlock()
+            completion(.failure(StorageError(.unavailable, "shutting down")))
+            return
+        }
+        pending.append(Pending(order: order, completion: completion))
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Commits everything already queued, then stops the writer thread.
+    public func shutdown() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while running {
+            condition.wait()
+        }
+        condition.unlock()
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while pending.isEmpty && !stopping {
+                condition.wait()
+            }
+            if pending.isEmpty && stopping {
+                running = false
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let batch = Array(pending.prefix(maximumBatch))
+            pending.removeFirst(batch.count)
+            condition.unlock()
+            commit(batch)
+        }
+    }
+
+    private func commit(_ batch: [Pending]) {
+        do {
+            let stored = try store.insert(batch.map(\.order))
+            for (item, order) in zip(batch, stored) {
+                item.completion(.success(order))
+            }
+        } catch {
+            guard batch.count > 1 else {
+                batch[0].completion(.failure(error))
+                return
+            }
+            // One bad order must not fail its neighbours: commit each alone.
+            for item in batch {
+                commit([item])
+            }
+        }
+    }
+}

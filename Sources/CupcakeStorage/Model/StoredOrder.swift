@@ -1,0 +1,81 @@
+import CupcakeDomain
+
+/// An order as the service keeps it: the normalized order, its id, price and time.
+public struct StoredOrder: Sendable, Equatable {
+    /// The id; placement order (a later order has a larger id).
+    public var id: Int64
+    /// The normalized, validated order.
+    public var order: Order
+    /// The price the server computed, in cents.
+    public var costCents: Int
+    /// When it was placed, in milliseconds since 1970 UTC.
+    public var createdAtMilliseconds: Int64
+    /// Whether the shop marked it as a favourite.
+    public var isFavorite: Bool
+
+    /// Creates a stored order.
+    public init(id: Int64, order: Order, costCents: Int, createdAtMilliseconds: Int64, isFavorite: Bool = false) {
+        self.id = id
+        self.order = order
+        self.costCents = costCents
+        self.createdAtMilliseconds = createdAtMilliseconds
+        self.isFavorite = isFavorite
+    }
+}
+
+/// An order to insert, with the idempotency key to record in the same transaction.
+public struct NewOrder: Sendable {
+    /// The normalized, validated order.
+    public var order: Order
+    /// The price, in cents.
+    public var costCents: Int
+    /// When it was placed, in milliseconds since 1970 UTC.
+    public var createdAtMilliseconds: Int64
+    /// The idempotency key to record with it, if the request had one.
+    public var idempotency: IdempotencyClaim?
+
+    /// Creates an order to insert.
+    public init(order: Order, costCents: Int, createdAtMilliseconds: Int64, idempotency: IdempotencyClaim? = nil) {
+        self.order = order
+        self.costCents = costCents
+        self.createdAtMilliseconds = createdAtMilliseconds
+        self.idempotency = idempotency
+    }
+}
+
+/// A request's Idempotency-Key, the fingerprint of what it asked, and how to render the answer
+/// to store for replays (rendered inside the transaction, once the id is known).
+public struct IdempotencyClaim: Sendable {
+    /// The client's key.
+    public var key: String
+    /// What identifies the request's content (the normalized order's JSON).
+    public var fingerprint: [UInt8]
+    /// The HTTP status to replay.
+    public var status: Int
+    /// Renders the body to replay from the stored order.
+    public var render: @Sendable (StoredOrder) -> [UInt8]
+
+    /// Creates a claim.
+    public init(key: String, fingerprint: [UInt8], status: Int, render: @escaping @Sendable (StoredOrder) -> [UInt8]) {
+        self.key = key
+        self.fingerprint = fingerprint
+        self.status = status
+        self.render = render
+    }
+}
+
+/// A stored answer to an idempotent request.
+public struct IdempotencyRecord: Sendable, Equatable {
+    /// The client's key.
+    public var key: String
+    /// The fingerprint of the first request's content.
+    public var fingerprint: [UInt8]
+    /// The status first answered.
+    public var status: Int
+    /// The body first answered.
+    public var body: [UInt8]
+    /// The order it created.
+    public var orderID: Int64
+    /// When it was recorded, in milliseconds since 1970 UTC.
+    public var createdAtMilliseconds: Int64
+}

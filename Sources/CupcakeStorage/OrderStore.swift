@@ -1,0 +1,28 @@
+/// Where orders live. The HTTP handlers talk only to this protocol, so another engine (say
+/// PostgreSQL) can be added without touching them. Every method is safe to call from any thread.
+public protocol OrderStore: AnyObject, Sendable {
+    /// A human description of where the data is, for the startup line.
+    var location: String { get }
+
+    /// Inserts a batch in one transaction, with each order's idempotency record; when it
+    /// returns, the batch is committed.
+    ///
+    /// - Returns: the stored orders, in the batch's order.
+    func insert(_ batch: [NewOrder]) throws(StorageError) -> [StoredOrder]
+
+    /// The order with this id, unless it does not exist or was cancelled.
+    func order(id: Int64) throws(StorageError) -> StoredOrder?
+
+    /// How many orders exist (not counting cancelled ones).
+    func orderCount() throws(StorageError) -> Int
+
+    /// The stored answer for an Idempotency-Key, if any.
+    func idempotencyRecord(key: String) throws(StorageError) -> IdempotencyRecord?
+
+    /// Forgets idempotency keys recorded before a time; returns how many.
+    @discardableResult
+    func purgeIdempotencyKeys(recordedBefore milliseconds: Int64) throws(StorageError) -> Int
+
+    /// Closes the store; later calls fail with ``StorageError/Code/unavailable``.
+    func close()
+}

@@ -1,0 +1,198 @@
+import CSQLite
+import Foundation
+
+/// SQLite's "transient" destructor: SQLite copies the bytes before the call returns.
+let sqliteTransient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+/// One SQLite connection. Not thread-safe: its owner serializes every use. `init` opens it,
+/// `close()` (or `deinit`) finalizes its statements and closes it.
+final class SQLiteConnection {
+    private var handle: OpaquePointer?
+    private var statements: [String: SQLiteStatement] = [:]
+    let path: String
+
+    init(path: String, readOnly: Bool = false) throws(StorageError) {
+        self.path = path
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        var db: OpaquePointer?
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard code == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(db)
+            throw StorageError(.unavailable, "cannot open database \(path): \(message)")
+        }
+        handle = db
+        sqlite3_busy_timeout(db, 5_000)
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    deinit { close() }
+
+    func close() {
+        statements.values.forEach { $0.finalize() }
+        statements.removeAll()
+        if let handle {
+            sqlite3_close_v2(handle)
+        }
+        handle = nil
+    }
+
+    /// Runs SQL with no parameters (schema, pragmas, transactions). Only constant text is passed
+    /// here; values always go through ``prepared(_:)`` and bindings.
+    func execute(_ sql: StaticString) throws(StorageError) {
+        guard let handle else { throw StorageError(.unavailable, "database is closed") }
+        var error: UnsafeMutablePointer<CChar>?
+        let code = sql.withUTF8Buffer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { sqlite3_exec(handle, $0.baseAddress, nil, nil, &error) }
+        }
+        if code != SQLITE_OK {
+            let message = error.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(error)
+            throw StorageError(.failed, "\(message) (SQLite \(code))")
+        }
+    }
+
+    /// Runs `body` with the cached prepared statement for constant SQL, then resets it, so no
+    /// statement is left holding a read snapshot (which would stop WAL checkpoints).
+    func withStatement<T>(_ sql: StaticString, _ body: (SQLiteStatement) throws(StorageError) -> T) throws(StorageError)
+        -> T
+    {
+        let statement = try prepared(sql)
+        defer { statement.reset() }
+        return try body(statement)
+    }
+
+    /// A cached prepared statement for constant SQL, reset and with its bindings cleared.
+    private func prepared(_ sql: StaticString) throws(StorageError) -> SQLiteStatement {
+        let key = sql.description
+        if let statement = statements[key] {
+            statement.reset()
+            return statement
+        }
+        guard let handle else { throw StorageError(.unavailable, "database is closed") }
+        var raw: OpaquePointer?
+        let code = sql.withUTF8Buffer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) {
+                sqlite3_prepare_v3(
+                    handle, $0.baseAddress, Int32($0.count), UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+            }
+        }
+        guard code == SQLITE_OK, let raw else {
+            throw StorageError(.failed, "prepare failed: \(String(cString: sqlite3_errmsg(handle)))")
+        }
+        let statement = SQLiteStatement(raw, connection: self)
+        statements[key] = statement
+        return statement
+    }
+
+    /// The first column of the first row of a constant query, e.g. `PRAGMA user_version`.
+    func integerPragma(_ sql: StaticString) throws(StorageError) -> Int {
+        try withStatement(sql) { statement throws(StorageError) in
+            try statement.step() ? statement.int(0) : 0
+        }
+    }
+
+    var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+    var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+
+    var errorMessage: String { handle.map { String(cString: sqlite3_errmsg($0)) } ?? "database is closed" }
+
+    /// Runs `body` inside BEGIN IMMEDIATE … COMMIT, rolling back if it throws.
+    func transaction<T>(_ body: () throws(StorageError) -> T) throws(StorageError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+/// A prepared statement owned by its connection.
+final class SQLiteStatement {
+    private var raw: OpaquePointer?
+    private unowned let connection: SQLiteConnection
+
+    init(_ raw: OpaquePointer, connection: SQLiteConnection) {
+        self.raw = raw
+        self.connection = connection
+    }
+
+    func finalize() {
+        sqlite3_finalize(raw)
+        raw = nil
+    }
+
+    func reset() {
+        sqlite3_reset(raw)
+        sqlite3_clear_bindings(raw)
+    }
+
+    func bind(_ index: Int32, _ value: Int) {
+        sqlite3_bind_int64(raw, index, Int64(value))
+    }
+
+    func bind(_ index: Int32, _ value: Int64) {
+        sqlite3_bind_int64(raw, index, value)
+    }
+
+    func bind(_ index: Int32, _ value: Bool) {
+        sqlite3_bind_int(raw, index, value ? 1 : 0)
+    }
+
+    func bind(_ index: Int32, _ value: String) {
+        var value = value
+        value.withUTF8 { buffer in
+            _ = buffer.withMemoryRebound(to: CChar.self) {
+                sqlite3_bind_text(raw, index, $0.baseAddress, Int32($0.count), sqliteTransient)
+            }
+        }
+    }
+
+    func bind(_ index: Int32, bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            _ = sqlite3_bind_blob(raw, index, buffer.baseAddress, Int32(buffer.count), sqliteTransient)
+        }
+    }
+
+    func bindNull(_ index: Int32) {
+        sqlite3_bind_null(raw, index)
+    }
+
+    /// Steps once; `true` when a row is ready, `false` when done.
+    @discardableResult
+    func step() throws(StorageError) -> Bool {
+        let code = sqlite3_step(raw)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let message = connection.errorMessage
+            sqlite3_reset(raw)
+            if code & 0xff == SQLITE_CONSTRAINT {
+                throw StorageError(.conflict, message)
+            }
+            throw StorageError(.failed, "\(message) (SQLite \(code))")
+        }
+    }
+
+    func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(raw, column)) }
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(raw, column) }
+    func bool(_ column: Int32) -> Bool { sqlite3_column_int64(raw, column) != 0 }
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(raw, column) == SQLITE_NULL }
+
+    func string(_ column: Int32) -> String {
+        guard let text = sqlite3_column_text(raw, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(raw, column))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    func bytes(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(raw, column))
+        guard count > 0, let blob = sqlite3_column_blob(raw, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: blob, count: count))
+    }
+}

@@ -1,0 +1,245 @@
+import CupcakeDomain
+import Foundation
+
+/// How hard a commit tries to reach the disk.
+public enum Durability: String, Sendable, CaseIterable {
+    /// WAL with `synchronous=NORMAL`: a commit survives the process being killed (kill -9), and
+    /// the WAL is fsynced at checkpoints.
+    case process
+    /// WAL with `synchronous=FULL`: every commit is fsynced before it returns, so it also
+    /// survives power loss. Group commit keeps this fast under load.
+    case full
+}
+
+/// The SQLite engine: WAL mode, prepared statements only, a versioned schema.
+///
+/// One writer connection (serialized by `writeLock`) and a small pool of reader connections,
+/// which WAL lets run beside the writer.
+public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
+    // Safe: `writer` is used only while holding `writeLock`; each reader is used by one thread
+    // at a time, handed out and taken back under `readersLock`; `closed` is guarded by both.
+    private let writer: SQLiteConnection
+    private let writeLock = NSLock()
+    private var readers: [SQLiteConnection] = []
+    private let readersLock = NSLock()
+    private var closed = false
+    public let location: String
+
+    /// Opens (creating if needed) and migrates the database at `path`.
+    ///
+    /// - Throws: ``StorageError`` when it cannot be opened, or its schema is newer than this build.
+    public init(path: String, durability: Durability = .process) throws(StorageError) {
+        location = path
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        writer = try SQLiteConnection(path: path)
+        try writer.execute("PRAGMA journal_mode = WAL")
+        switch durability {
+        case .process: try writer.execute("PRAGMA synchronous = NORMAL")
+        case .full: try writer.execute("PRAGMA synchronous = FULL")
+        }
+        try migrate()
+    }
+
+    deinit { close() }
+
+    /// The schema version on disk.
+    public func schemaVersion() throws(StorageError) -> Int {
+        try withWriter { connection throws(StorageError) in try connection.integerPragma("PRAGMA user_version") }
+    }
+
+    /// The newest schema version this build knows.
+    public static var latestSchemaVersion: Int { SQLiteSchema.migrations.count }
+
+    private func migrate() throws(StorageError) {
+        let current = try writer.integerPragma("PRAGMA user_version")
+        let migrations = SQLiteSchema.migrations
+        guard current <= migrations.count else {
+            throw StorageError(
+                .schemaTooNew, "database schema \(current) is newer than this cupcake understands (\(migrations.count))"
+            )
+        }
+        for migration in migrations.dropFirst(current) {
+            try writer.transaction { () throws(StorageError) in try writer.execute(migration) }
+        }
+    }
+
+    public func insert(_ batch: [NewOrder]) throws(StorageError) -> [StoredOrder] {
+        try withWriter { connection throws(StorageError) in
+            try connection.transaction { () throws(StorageError) -> [StoredOrder] in
+                var stored: [StoredOrder] = []
+                stored.reserveCapacity(batch.count)
+                for item in batch {
+                    let record = try Self.insertOrder(item, connection)
+                    if let claim = item.idempotency {
+                        try Self.insertKey(claim, for: record, connection)
+                    }
+                    stored.append(record)
+                }
+                return stored
+            }
+        }
+    }
+
+    private static func insertOrder(_ item: NewOrder, _ connection: SQLiteConnection) throws(StorageError)
+        -> StoredOrder
+    {
+        let order = item.order
+        try connection.withStatement(
+            """
+            INSERT INTO orders (type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
+                name, street_address, city, zip, cost_cents, created_at_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ) { insert throws(StorageError) in
+            insert.bind(1, order.type)
+            insert.bind(2, order.quantity)
+            insert.bind(3, order.specialRequestEnabled)
+            insert.bind(4, order.extraFrosting)
+            insert.bind(5, order.addSprinkles)
+            insert.bind(6, order.name)
+            insert.bind(7, order.streetAddress)
+            insert.bind(8, order.city)
+            insert.bind(9, order.zip)
+            insert.bind(10, item.costCents)
+            insert.bind(11, item.createdAtMilliseconds)
+            try insert.step()
+        }
+        return StoredOrder(
+            id: connection.lastInsertRowID, order: order, costCents: item.costCents,
+            createdAtMilliseconds: item.createdAtMilliseconds)
+    }
+
+    private static func insertKey(
+        _ claim: IdempotencyClaim, for record: StoredOrder, _ connection: SQLiteConnection
+    ) throws(StorageError) {
+        try connection.withStatement(
+            """
+            INSERT INTO idempotency_keys (key, fingerprint, status, body, order_id, created_at_ms)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """
+        ) { key throws(StorageError) in
+            key.bind(1, claim.key)
+            key.bind(2, bytes: claim.fingerprint)
+            key.bind(3, claim.status)
+            key.bind(4, bytes: claim.render(record))
+            key.bind(5, record.id)
+            key.bind(6, record.createdAtMilliseconds)
+            try key.step()
+        }
+    }
+
+    public func order(id: Int64) throws(StorageError) -> StoredOrder? {
+        try withReader { connection throws(StorageError) in
+            try connection.withStatement(
+                """
+                SELECT id, type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
+                    name, street_address, city, zip, cost_cents, created_at_ms, is_favorite
+                FROM orders WHERE id = ?
+                """
+            ) { query throws(StorageError) in
+                query.bind(1, id)
+                return try query.step() ? Self.storedOrder(query) : nil
+            }
+        }
+    }
+
+    /// Reads a row selected as `id, type, quantity, special…, is_favorite` (13 columns).
+    static func storedOrder(_ row: SQLiteStatement) -> StoredOrder {
+        StoredOrder(
+            id: row.int64(0),
+            order: Order(
+                type: row.int(1), quantity: row.int(2), specialRequestEnabled: row.bool(3),
+                extraFrosting: row.bool(4), addSprinkles: row.bool(5), name: row.string(6),
+                streetAddress: row.string(7), city: row.string(8), zip: row.string(9)),
+            costCents: row.int(10),
+            createdAtMilliseconds: row.int64(11),
+            isFavorite: row.bool(12)
+        )
+    }
+
+    public func orderCount() throws(StorageError) -> Int {
+        try withReader { connection throws(StorageError) in
+            try connection.integerPragma("SELECT count(*) FROM orders")
+        }
+    }
+
+    public func idempotencyRecord(key: String) throws(StorageError) -> IdempotencyRecord? {
+        try withReader { connection throws(StorageError) in
+            try connection.withStatement(
+                "SELECT fingerprint, status, body, order_id, created_at_ms FROM idempotency_keys WHERE key = ?"
+            ) { query throws(StorageError) in
+                query.bind(1, key)
+                guard try query.step() else { return nil }
+                return IdempotencyRecord(
+                    key: key, fingerprint: query.bytes(0), status: query.int(1), body: query.bytes(2),
+                    orderID: query.int64(3), createdAtMilliseconds: query.int64(4))
+            }
+        }
+    }
+
+    public func purgeIdempotencyKeys(recordedBefore milliseconds: Int64) throws(StorageError) -> Int {
+        try withWriter { connection throws(StorageError) in
+            try connection.withStatement("DELETE FROM idempotency_keys WHERE created_at_ms < ?") {
+                delete throws(StorageError) in
+                delete.bind(1, milliseconds)
+                try delete.step()
+                return connection.changes
+            }
+        }
+    }
+
+    public func close() {
+        writeLock.withLock {
+            readersLock.withLock {
+                guard !closed else { return }
+                closed = true
+                readers.forEach { $0.close() }
+                readers.removeAll()
+            }
+            writer.close()
+        }
+    }
+
+    /// Drops the orders table: lets tests see how the service meets a storage failure.
+    public func dropOrdersTableForTesting() throws(StorageError) {
+        try withWriter { connection throws(StorageError) in try connection.execute("DROP TABLE orders") }
+    }
+
+    // MARK: - Connections
+
+    func withWriter<T>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        if readersLock.withLock({ closed }) { throw StorageError(.unavailable, "database is closed") }
+        return try body(writer)
+    }
+
+    func withReader<T>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {
+        let connection = try checkOutReader()
+        defer { checkIn(connection) }
+        return try body(connection)
+    }
+
+    private func checkOutReader() throws(StorageError) -> SQLiteConnection {
+        enum Checkout { case closed, pooled(SQLiteConnection), none }
+        let checkout: Checkout = readersLock.withLock {
+            if closed { return .closed }
+            return readers.popLast().map(Checkout.pooled) ?? .none
+        }
+        switch checkout {
+        case .closed: throw StorageError(.unavailable, "database is closed")
+        case .pooled(let connection): return connection
+        case .none: return try SQLiteConnection(path: location)
+        }
+    }
+
+    private func checkIn(_ connection: SQLiteConnection) {
+        let keep = readersLock.withLock { () -> Bool in
+            guard !closed, readers.count < 8 else { return false }
+            readers.append(connection)
+            return true
+        }
+        if !keep { connection.close() }
+    }
+}

@@ -1,0 +1,30 @@
+/// A storage failure: a code the server maps to an answer, and a message for the log (never
+/// shown to clients).
+public struct StorageError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        let name: String
+        /// The database cannot be opened or is closed.
+        public static let unavailable = Code(name: "unavailable")
+        /// A statement failed.
+        public static let failed = Code(name: "failed")
+        /// A uniqueness or other constraint was violated.
+        public static let conflict = Code(name: "conflict")
+        /// The schema is newer than this build understands.
+        public static let schemaTooNew = Code(name: "schema too new")
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// Details, for logs.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "storage \(code): \(message)" }
+}

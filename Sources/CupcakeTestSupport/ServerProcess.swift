@@ -1,0 +1,96 @@
+import Foundation
+
+/// A real `cupcake serve` child process on a free loopback port, for tests that restart,
+/// signal or kill the server. Stops (SIGKILL) when released if still running.
+public final class ServerProcess: @unchecked Sendable {
+    // Safe: used from one test at a time; the fields change only in start/stop.
+    private var process: Process?
+    private let logFile: URL
+    /// The database file.
+    public let databasePath: String
+    /// The bound port.
+    public private(set) var port = 0
+    /// Extra arguments to `cupcake serve`.
+    public let arguments: [String]
+    private let environment: [String: String]
+
+    /// Starts `cupcake serve --port 0 --database PATH` plus `arguments` and waits (≤ 20 s) for
+    /// its startup line.
+    public init(databasePath: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
+        self.databasePath = databasePath
+        self.arguments = arguments
+        self.environment = environment
+        logFile = URL(fileURLWithPath: databasePath + ".\(UUID().uuidString).log")
+        try start()
+    }
+
+    deinit {
+        if let process, process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: logFile)
+    }
+
+    /// The base URL, e.g. `http://127.0.0.1:41234`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Everything the server wrote to standard error.
+    public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    /// The process id while running.
+    public var processID: Int32? { process.flatMap { $0.isRunning ? $0.processIdentifier : nil } }
+
+    /// Whether the process is alive.
+    public var isRunning: Bool { process?.isRunning ?? false }
+
+    /// Starts (again) on the same database; the port may change.
+    public func start() throws {
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: logFile)
+        handle.seekToEndOfFile()
+        let process = Process()
+        process.executableURL = ProcessRunner.cupcakeExecutable
+        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--database", databasePath] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["CUPCAKE_API_KEY"] = nil
+        process.environment = environment.merging(self.environment) { $1 }
+        process.standardError = handle
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        let before = log.components(separatedBy: "listening on").count
+        try process.run()
+        self.process = process
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let text = log
+            let parts = text.components(separatedBy: "listening on http://127.0.0.1:")
+            if parts.count > before, let last = parts.last, let port = Int(last.prefix(while: \.isNumber)) {
+                self.port = port
+                return
+            }
+            if !process.isRunning { break }
+            usleep(20_000)
+        }
+        throw TestSocketError(message: "cupcake serve did not start: \(log)")
+    }
+
+    /// Sends a signal and waits (≤ 20 s) for the exit; returns the exit status.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM) -> Int32 {
+        guard let process else { return -1 }
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// kill -9: no chance to finish anything.
+    public func kill9() {
+        stop(signal: SIGKILL)
+    }
+}

@@ -1,0 +1,145 @@
+import CupcakeDomain
+import CupcakeServer
+import CupcakeStorage
+import CupcakeTestSupport
+import Foundation
+import Testing
+
+@Suite struct IdempotencyTests {
+    static let order = #"{"type":1,"quantity":6,"name":"Ann","streetAddress":"2 Elm","city":"Austin","zip":"73301"}"#
+
+    @Test func theSameKeyAndBodyReplaysTheFirstAnswer() throws {
+        let server = try TestServer()
+        let first = try RawHTTP.postOrder(port: server.port, json: Self.order, headers: ["Idempotency-Key": "key-1"])
+        #expect(first.status == 201)
+        #expect(first.headers["idempotent-replayed"] == nil)
+        // Whitespace and key order do not make it a different request; the normalized order is compared.
+        let again = try RawHTTP.postOrder(
+            port: server.port,
+            json:
+                #"{ "quantity": 6, "type": 1, "name": " Ann", "streetAddress": "2 Elm", "city": "Austin", "zip": "73301" }"#,
+            headers: ["Idempotency-Key": "key-1"])
+        #expect(again.status == 201)
+        #expect(again.headers["idempotent-replayed"] == "true")
+        #expect(again.body == first.body)
+        #expect(try server.orderCount() == 1)
+    }
+
+    @Test func theSameKeyWithADifferentBodyIs422() throws {
+        let server = try TestServer()
+        _ = try RawHTTP.postOrder(port: server.port, json: Self.order, headers: ["Idempotency-Key": "key-2"])
+        let other = try RawHTTP.postOrder(
+            port: server.port, json: Self.order.replacingOccurrences(of: "\"quantity\":6", with: "\"quantity\":7"),
+            headers: ["Idempotency-Key": "key-2"])
+        #expect(other.status == 422)
+        #expect(other.headers["content-type"] == "application/problem+json")
+        #expect(try server.orderCount() == 1)
+    }
+
+    @Test func twentyParallelPostsWithOneKeyMakeOneOrder() async throws {
+        let server = try TestServer()
+        let port = server.port
+        let responses = await withTaskGroup(of: RawHTTP.Response?.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    try? RawHTTP.postOrder(port: port, json: Self.order, headers: ["Idempotency-Key": "same"])
+                }
+            }
+            var all: [RawHTTP.Response?] = []
+            for await response in group { all.append(response) }
+            return all
+        }
+        let answered = responses.compactMap { $0 }
+        #expect(answered.count == 20)
+        #expect(answered.allSatisfy { $0.status == 201 || $0.status == 409 })
+        let ids = Set(answered.filter { $0.status == 201 }.compactMap { $0.json?["id"] as? String })
+        #expect(ids.count == 1)
+        #expect(try server.orderCount() == 1)
+    }
+
+    @Test func aKeyStillInFlightAnswers409() throws {
+        let directory = try TemporaryDirectory()
+        let store = try GatedStore(path: directory.path("orders.sqlite"))
+        let committer = GroupCommitter(store: store)
+        defer {
+            store.gate.signal()
+            committer.shutdown()
+            store.close()
+        }
+        let api = OrderAPI(
+            store: store, committer: committer, apiKey: nil, log: AccessLog(enabled: false, write: { _ in }))
+        let request = HTTPRequest(
+            method: "POST", path: "/api/cupcakes", headers: ["idempotency-key": "slow"], body: Array(Self.order.utf8))
+        let first = ResponseBox()
+        api.handle(request) { first.set($0) }
+        let second = ResponseBox()
+        api.handle(request) { second.set($0) }
+        #expect(second.wait()?.status == 409)
+        store.gate.signal()
+        #expect(first.wait()?.status == 201)
+        let third = ResponseBox()
+        api.handle(request) { third.set($0) }
+        #expect(third.wait()?.header("Idempotent-Replayed") == "true")
+    }
+
+    @Test func aStorageFailureIsA500ThatLeaksNothing() throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteOrderStore(path: directory.path("orders.sqlite"))
+        let committer = GroupCommitter(store: store)
+        let api = OrderAPI(
+            store: store, committer: committer, apiKey: nil, log: AccessLog(enabled: false, write: { _ in }))
+        // Break the table under the service: the insert fails inside SQLite.
+        let saboteur = try SQLiteOrderStore(path: directory.path("orders.sqlite"))
+        try saboteur.dropOrdersTableForTesting()
+        saboteur.close()
+        let box = ResponseBox()
+        api.handle(HTTPRequest(method: "POST", path: "/api/cupcakes", body: Array(Self.order.utf8), requestID: "r-1")) {
+            box.set($0)
+        }
+        let response = try #require(box.wait())
+        committer.shutdown()
+        store.close()
+        #expect(response.status == 500)
+        let text = String(decoding: response.body, as: UTF8.self)
+        #expect(text.contains("r-1"))
+        #expect(!text.lowercased().contains("sqlite"))
+        #expect(!text.contains("orders"))
+    }
+}
+
+/// A real SQLite store whose inserts wait until the test opens the gate.
+final class GatedStore: OrderStore, @unchecked Sendable {
+    let inner: SQLiteOrderStore
+    let gate = DispatchSemaphore(value: 0)
+    init(path: String) throws { inner = try SQLiteOrderStore(path: path) }
+    var location: String { inner.location }
+    func insert(_ batch: [NewOrder]) throws(StorageError) -> [StoredOrder] {
+        gate.wait()
+        gate.signal()
+        return try inner.insert(batch)
+    }
+    func order(id: Int64) throws(StorageError) -> StoredOrder? { try inner.order(id: id) }
+    func orderCount() throws(StorageError) -> Int { try inner.orderCount() }
+    func idempotencyRecord(key: String) throws(StorageError) -> IdempotencyRecord? {
+        try inner.idempotencyRecord(key: key)
+    }
+    func purgeIdempotencyKeys(recordedBefore milliseconds: Int64) throws(StorageError) -> Int {
+        try inner.purgeIdempotencyKeys(recordedBefore: milliseconds)
+    }
+    func close() { inner.close() }
+}
+
+/// Collects an asynchronous answer; `wait` gives up after 10 s.
+final class ResponseBox: @unchecked Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var response: HTTPResponse?
+    func set(_ response: HTTPResponse) {
+        lock.withLock { self.response = response }
+        semaphore.signal()
+    }
+    func wait() -> HTTPResponse? {
+        _ = semaphore.wait(timeout: .now() + 10)
+        return lock.withLock { response }
+    }
+}

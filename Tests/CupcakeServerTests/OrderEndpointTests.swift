@@ -1,0 +1,159 @@
+import CupcakeStorage
+import CupcakeTestSupport
+import Foundation
+import Testing
+
+/// The HTTP API against a real in-process server (libmicrohttpd + SQLite file) on a free port.
+@Suite struct OrderEndpointTests {
+    static let valid =
+        #"{"type":2,"quantity":5,"specialRequestEnabled":true,"extraFrosting":true,"addSprinkles":false,"name":"Taylor","streetAddress":"1 Main St","city":"Nashville","zip":"37201"}"#
+
+    @Test func postAnswers201WithTheNormalizedOrderAndItsPrice() throws {
+        let server = try TestServer()
+        let response = try RawHTTP.postOrder(port: server.port, json: Self.valid)
+        #expect(response.status == 201)
+        let body = try #require(response.json)
+        #expect(body["costCents"] as? Int == 1600)
+        #expect(body["currency"] as? String == "USD")
+        #expect(body["isFavorite"] as? Bool == false)
+        let id = try #require(body["id"] as? String)
+        #expect(response.headers["location"] == "/api/cupcakes/\(id)")
+        let createdAt = try #require(body["createdAt"] as? String)
+        #expect(createdAt.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil)
+        #expect(response.headers["request-id"] != nil)
+    }
+
+    @Test func theOlderEncodingAndTheResetRuleHoldOnTheServer() throws {
+        let server = try TestServer()
+        let older = try RawHTTP.postOrder(
+            port: server.port,
+            json:
+                #"{"type":0,"quantity":4,"addSprinkles":true,"name":"A","streetAddress":"B","city":"C","zip":"D","costCents":1}"#
+        )
+        #expect(older.status == 201)
+        #expect(older.json?["specialRequestEnabled"] as? Bool == true)
+        #expect(older.json?["costCents"] as? Int == 1000)
+        let reset = try RawHTTP.postOrder(
+            port: server.port,
+            json:
+                #"{"type":0,"quantity":4,"specialRequestEnabled":false,"extraFrosting":true,"name":"A","streetAddress":"B","city":"C","zip":"D"}"#
+        )
+        #expect(reset.status == 201)
+        #expect(reset.json?["extraFrosting"] as? Bool == false)
+        #expect(reset.json?["costCents"] as? Int == 800)
+    }
+
+    @Test func getAnswersReqresSingleResourceShape() throws {
+        let server = try TestServer()
+        let created = try RawHTTP.postOrder(port: server.port, json: Self.valid)
+        let id = try #require(created.json?["id"] as? String)
+        let fetched = try RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes/\(id)")
+        #expect(fetched.status == 200)
+        let data = try #require(fetched.json?["data"] as? [String: Any])
+        #expect(data["id"] as? String == id)
+        #expect(data["name"] as? String == "Taylor")
+        #expect(data["createdAt"] as? String == created.json?["createdAt"] as? String)
+    }
+
+    @Test func anAbsentContentTypeIsAcceptedAsJSON() throws {
+        let server = try TestServer()
+        let response = try RawHTTP.request(
+            port: server.port, method: "POST", path: "/api/cupcakes", body: Data(Self.valid.utf8))
+        #expect(response.status == 201)
+    }
+
+    @Test func healthzAnswers200() throws {
+        let server = try TestServer()
+        let response = try RawHTTP.request(port: server.port, method: "GET", path: "/healthz")
+        #expect(response.status == 200)
+    }
+
+    struct ErrorCase: Sendable, CustomTestStringConvertible {
+        var testDescription: String
+        var method = "POST"
+        var path = "/api/cupcakes"
+        var headers: [String: String] = ["Content-Type": "application/json"]
+        var body: String? = nil
+        var status: Int
+        var detailMentions: String = ""
+    }
+
+    static let errorCases: [ErrorCase] = [
+        ErrorCase(testDescription: "malformed JSON", body: #"{"type": 2,"#, status: 400, detailMentions: "line 1"),
+        ErrorCase(testDescription: "not an object", body: "[1,2,3]", status: 400, detailMentions: "array"),
+        ErrorCase(testDescription: "empty body", body: "", status: 400, detailMentions: "empty"),
+        ErrorCase(testDescription: "unknown path", method: "GET", path: "/nope", body: nil, status: 404),
+        ErrorCase(testDescription: "unknown id", method: "GET", path: "/api/cupcakes/999999", body: nil, status: 404),
+        ErrorCase(
+            testDescription: "id that is not a number", method: "GET", path: "/api/cupcakes/abc", body: nil, status: 404
+        ),
+        ErrorCase(testDescription: "wrong method", method: "PUT", path: "/api/cupcakes", body: "{}", status: 405),
+        ErrorCase(
+            testDescription: "wrong method on healthz", method: "POST", path: "/healthz", body: "{}", status: 405),
+        ErrorCase(testDescription: "text body", headers: ["Content-Type": "text/plain"], body: valid, status: 415),
+        ErrorCase(
+            testDescription: "form body", headers: ["Content-Type": "application/x-www-form-urlencoded"], body: "a=b",
+            status: 415),
+        ErrorCase(testDescription: "invalid order", body: #"{"type":7,"quantity":2,"name":" "}"#, status: 422),
+        ErrorCase(
+            testDescription: "wrongly typed field", body: #"{"type":"two","quantity":3}"#, status: 422,
+            detailMentions: ""),
+    ]
+
+    @Test(arguments: errorCases)
+    func errorsAreProblemJSON(_ c: ErrorCase) throws {
+        let server = try TestServer()
+        let response = try RawHTTP.request(
+            port: server.port, method: c.method, path: c.path, headers: c.headers, body: c.body.map { Data($0.utf8) })
+        #expect(response.status == c.status)
+        #expect(response.headers["content-type"] == "application/problem+json")
+        let problem = try #require(response.json)
+        #expect(problem["status"] as? Int == c.status)
+        #expect(problem["title"] as? String != nil)
+        #expect(problem["type"] as? String == "about:blank")
+        let detail = try #require(problem["detail"] as? String)
+        if !c.detailMentions.isEmpty {
+            #expect(detail.contains(c.detailMentions), "\(detail)")
+        }
+        if c.status == 405 {
+            #expect(response.headers["allow"] != nil)
+        }
+        #expect(try server.orderCount() == 0)
+    }
+
+    @Test func unprocessableNamesEveryBadFieldByWireKey() throws {
+        let server = try TestServer()
+        let response = try RawHTTP.postOrder(
+            port: server.port, json: #"{"type":7,"quantity":2,"name":" ","streetAddress":"x","city":"y","zip":"z"}"#)
+        #expect(response.status == 422)
+        let errors = try #require(response.json?["errors"] as? [[String: String]])
+        #expect(errors.compactMap { $0["field"] } == ["type", "quantity", "name"])
+        #expect(errors.allSatisfy { !($0["rule"] ?? "").isEmpty })
+    }
+
+    @Test func aBodyOverTheLimitIsRejectedByContentLength() throws {
+        let server = try TestServer()
+        // Announce a huge body but send none of it: the answer must come from the headers alone.
+        let response = try RawHTTP.exchange(
+            port: server.port,
+            bytes: Data(
+                "POST /api/cupcakes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n"
+                    .utf8),
+            timeout: 5)
+        #expect(response.status == 413)
+        #expect(response.json?["status"] as? Int == 413)
+    }
+
+    @Test func aChunkedBodyOverTheLimitIsRejectedAsItArrives() throws {
+        let server = try TestServer { $0.bodyLimitBytes = 1024 }
+        var bytes = Data(
+            "POST /api/cupcakes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".utf8)
+        let chunk = String(repeating: " ", count: 800)
+        for _ in 0..<3 {
+            bytes.append(Data("\(String(chunk.utf8.count, radix: 16))\r\n\(chunk)\r\n".utf8))
+        }
+        bytes.append(Data("0\r\n\r\n".utf8))
+        let response = try RawHTTP.exchange(port: server.port, bytes: bytes, timeout: 5)
+        #expect(response.status == 413)
+    }
+}

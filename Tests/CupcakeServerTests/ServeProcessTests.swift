@@ -1,0 +1,121 @@
+import CupcakeTestSupport
+import Foundation
+import Testing
+
+/// `cupcake serve` as a real child process: restarts, the API key, signals.
+@Suite struct ServeProcessTests {
+    static let order =
+        #"{"type":3,"quantity":3,"extraFrosting":true,"addSprinkles":true,"name":"Bo","streetAddress":"9 Oak","city":"Reno","zip":"89501"}"#
+
+    @Test func aRestartKeepsOrdersAndIdempotencyKeys() throws {
+        let directory = try TemporaryDirectory()
+        let server = try ServerProcess(databasePath: directory.path("orders.sqlite"))
+        let created = try RawHTTP.postOrder(
+            port: server.port, json: Self.order, headers: ["Idempotency-Key": "restart-key"])
+        #expect(created.status == 201)
+        let id = try #require(created.json?["id"] as? String)
+        #expect(server.stop() == 0)
+
+        try server.start()
+        let fetched = try RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes/\(id)")
+        #expect(fetched.status == 200)
+        #expect((fetched.json?["data"] as? [String: Any])?["costCents"] as? Int == 1200)
+        let replay = try RawHTTP.postOrder(
+            port: server.port, json: Self.order, headers: ["Idempotency-Key": "restart-key"])
+        #expect(replay.status == 201)
+        #expect(replay.headers["idempotent-replayed"] == "true")
+        #expect(replay.json?["id"] as? String == id)
+        server.stop()
+    }
+
+    @Test func anOrderAnswered201SurvivesKill9() throws {
+        let directory = try TemporaryDirectory()
+        let server = try ServerProcess(databasePath: directory.path("orders.sqlite"))
+        let created = try RawHTTP.postOrder(port: server.port, json: Self.order)
+        let id = try #require(created.json?["id"] as? String)
+        server.kill9()
+        try server.start()
+        #expect(try RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes/\(id)").status == 200)
+        server.stop()
+    }
+
+    @Test func theAPIKeyGuardsAPIButNotHealthz() throws {
+        let directory = try TemporaryDirectory()
+        let server = try ServerProcess(
+            databasePath: directory.path("orders.sqlite"), arguments: ["--api-key", "s3cret"])
+        let missing = try RawHTTP.postOrder(port: server.port, json: Self.order)
+        #expect(missing.status == 401)
+        #expect(missing.headers["content-type"] == "application/problem+json")
+        let wrong = try RawHTTP.postOrder(port: server.port, json: Self.order, headers: ["x-api-key": "nope"])
+        #expect(wrong.status == 401)
+        let right = try RawHTTP.postOrder(port: server.port, json: Self.order, headers: ["x-api-key": "s3cret"])
+        #expect(right.status == 201)
+        #expect(try RawHTTP.request(port: server.port, method: "GET", path: "/healthz").status == 200)
+        #expect(try RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes/1").status == 401)
+        server.stop()
+    }
+
+    @Test func theAPIKeyCanComeFromTheEnvironmentOrAConfigFile() throws {
+        let directory = try TemporaryDirectory()
+        let fromEnvironment = try ServerProcess(
+            databasePath: directory.path("a.sqlite"), environment: ["CUPCAKE_API_KEY": "from-env"])
+        #expect(try RawHTTP.postOrder(port: fromEnvironment.port, json: Self.order).status == 401)
+        #expect(
+            try RawHTTP.postOrder(port: fromEnvironment.port, json: Self.order, headers: ["x-api-key": "from-env"])
+                .status == 201)
+        fromEnvironment.stop()
+
+        let config = directory.path("server.json")
+        try Data(#"{"apiKey": "from-file", "idleTimeoutSeconds": 5}"#.utf8).write(to: URL(fileURLWithPath: config))
+        let fromFile = try ServerProcess(databasePath: directory.path("b.sqlite"), arguments: ["--config", config])
+        #expect(
+            try RawHTTP.postOrder(port: fromFile.port, json: Self.order, headers: ["x-api-key": "from-file"]).status
+                == 201)
+        fromFile.stop()
+    }
+
+    @Test func aBrokenConfigFileExits78NamingTheFile() throws {
+        let directory = try TemporaryDirectory()
+        let config = directory.path("server.json")
+        try Data(#"{"port": "eighty"}"#.utf8).write(to: URL(fileURLWithPath: config))
+        let result = try ProcessRunner.cupcake(["serve", "--config", config, "--database", directory.path("x.sqlite")])
+        #expect(result.status == 78)
+        #expect(result.stderr.contains(config))
+        #expect(result.stderr.contains("'port'"))
+    }
+
+    @Test func sigtermFinishesTheRequestInFlightThenExits0() throws {
+        let directory = try TemporaryDirectory()
+        let server = try ServerProcess(databasePath: directory.path("orders.sqlite"))
+        let body = Data(Self.order.utf8)
+        let socket = try TestSocket(port: server.port)
+        try socket.send(
+            Data(
+                "POST /api/cupcakes HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.count)\r\n\r\n"
+                    .utf8)
+                + body.prefix(10))
+        usleep(200_000)
+        guard let pid = server.processID else { throw TestSocketError(message: "no pid") }
+        kill(pid, SIGTERM)
+        usleep(200_000)
+        try socket.send(body.dropFirst(10))
+        let response = RawHTTP.parse(socket.receiveAll(deadline: Date().addingTimeInterval(10)))
+        #expect(response.status == 201)
+        #expect(server.stop() == 0)
+        #expect(server.log.contains("SIGTERM received"))
+        #expect(server.log.contains("stopped"))
+        // The log has one line per request with method, path, status, duration and request id.
+        #expect(server.log.contains("POST /api/cupcakes 201"))
+        #expect(server.log.contains("request_id="))
+    }
+
+    @Test func aPortInUseIsAClearError() throws {
+        let directory = try TemporaryDirectory()
+        let server = try ServerProcess(databasePath: directory.path("orders.sqlite"))
+        let result = try ProcessRunner.cupcake(
+            ["serve", "--port", String(server.port), "--database", directory.path("other.sqlite")])
+        #expect(result.status == 69)
+        #expect(result.stderr.contains("Address already in use"))
+        server.stop()
+    }
+}

@@ -46,11 +46,17 @@ extension Order {
         if value.isEmpty {
             return "must not be blank"
         }
-        if value.count > Order.maximumFieldLength {
-            return "must be at most \(Order.maximumFieldLength) characters, got \(value.count)"
+        // Fast path: printable ASCII only, short enough by bytes (so by characters too).
+        let utf8 = value.utf8
+        if utf8.count <= Order.maximumFieldLength && utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+            return nil
         }
         if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return "must not contain control characters"
+        }
+        let count = value.count
+        if count > Order.maximumFieldLength {
+            return "must be at most \(Order.maximumFieldLength) characters, got \(count)"
         }
         return nil
     }

@@ -74,7 +74,19 @@ public struct Order: Sendable, Hashable {
         return "Your order for \(quantity)x \(kind) cupcakes is on its way!"
     }
 
+    /// The text without leading and trailing whitespace and newlines (Unicode's definition).
     static func trimmed(_ text: String) -> String {
-        text.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Fast path: nothing to trim when both ends are visible ASCII (the common case).
+        let utf8 = text.utf8
+        guard let first = utf8.first, let last = utf8.last else { return text }
+        if first > 0x20 && first < 0x7F && last > 0x20 && last < 0x7F { return text }
+        let scalars = text.unicodeScalars
+        guard let start = scalars.firstIndex(where: { !isSpace($0) }) else { return "" }
+        guard let end = scalars.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(scalars[start...end])
+    }
+
+    private static func isSpace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.isWhitespace || scalar == "\u{85}" || (0x0A...0x0D).contains(scalar.value)
     }
 }

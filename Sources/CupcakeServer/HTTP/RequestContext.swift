@@ -112,11 +112,17 @@ let accessHandler: MHD_AccessHandlerCallback = {
     context.lock.unlock()
     if alreadyStarted { return .YES }
 
+    var headers: [String: String] = [:]
+    for name in HTTPRequest.headerNames {
+        if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, name) {
+            headers[name] = String(cString: value)
+        }
+    }
     let request = HTTPRequest(
         method: context.method, path: context.path,
-        query: values(of: connection, kind: .GET_ARGUMENT_KIND, lowercased: false),
-        headers: values(of: connection, kind: .HEADER_KIND, lowercased: true),
-        body: context.body, requestID: context.requestID)
+        query: MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil) > 0
+            ? values(of: connection, kind: .GET_ARGUMENT_KIND) : [:],
+        headers: headers, body: context.body, requestID: context.requestID)
     context.body = []
     let handle = UnsafeSendable(connection)
     server.handler.handle(request) { response in
@@ -157,14 +163,12 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestState, ter
     server.activeRequests.subtract(1, ordering: .releasing)
 }
 
-/// Collects a connection's headers or query arguments into a dictionary.
-private func values(of connection: OpaquePointer, kind: MHD_ValueKind, lowercased: Bool) -> [String: String] {
+/// Collects a connection's query arguments (or other values of a kind) into a dictionary.
+private func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [String: String] {
     final class Box {
         var values: [String: String] = [:]
-        let lowercased: Bool
-        init(lowercased: Bool) { self.lowercased = lowercased }
     }
-    let box = Box(lowercased: lowercased)
+    let box = Box()
     let unmanaged = Unmanaged.passUnretained(box)
     _ = MHD_get_connection_values(
         connection, kind,
@@ -172,7 +176,7 @@ private func values(of connection: OpaquePointer, kind: MHD_ValueKind, lowercase
             guard let cls, let key else { return .YES }
             let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
             let name = String(cString: key)
-            box.values[box.lowercased ? name.lowercased() : name] = value.map { String(cString: $0) } ?? ""
+            box.values[name] = value.map { String(cString: $0) } ?? ""
             return .YES
         }, unmanaged.toOpaque())
     return box.values

@@ -197,10 +197,12 @@ public final class OrderAPI: HTTPHandler {
 
     /// `application/json`, any `+json` type, with or without parameters such as charset.
     static func isJSON(_ contentType: String) -> Bool {
-        let media =
-            contentType.split(separator: ";", maxSplits: 1).first.map {
-                $0.trimmingCharacters(in: .whitespaces).lowercased()
-            } ?? ""
-        return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
+        // Byte-wise: this runs on every POST, and Foundation's trimming bridges through NSString.
+        var media = Substring(contentType).utf8.prefix { $0 != UInt8(ascii: ";") }
+        while let first = media.first, first == 0x20 || first == 0x09 { media = media.dropFirst() }
+        while let last = media.last, last == 0x20 || last == 0x09 { media = media.dropLast() }
+        let lower = media.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
+        if lower.elementsEqual("application/json".utf8) { return true }
+        return lower.starts(with: "application/".utf8) && lower.count > 17 && lower.suffix(5).elementsEqual("+json".utf8)
     }
 }

@@ -58,7 +58,9 @@ extension Order {
     /// - Throws: ``OrderDecodingError`` for malformed JSON, a body that is not an object, a
     ///   missing required key or a wrongly typed value.
     public static func decode(json data: some DataProtocol) throws(OrderDecodingError) -> Order {
-        if let contiguous = data.withContiguousStorageIfAvailable({ OrderFastDecoder.decode($0) }), let order = contiguous {
+        if let contiguous = data.withContiguousStorageIfAvailable({ OrderFastDecoder.decode($0) }),
+            let order = contiguous
+        {
             return order
         }
         let bytes = Data(data)

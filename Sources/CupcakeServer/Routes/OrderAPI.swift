@@ -203,6 +203,7 @@ public final class OrderAPI: HTTPHandler {
         while let last = media.last, last == 0x20 || last == 0x09 { media = media.dropLast() }
         let lower = media.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
         if lower.elementsEqual("application/json".utf8) { return true }
-        return lower.starts(with: "application/".utf8) && lower.count > 17 && lower.suffix(5).elementsEqual("+json".utf8)
+        return lower.starts(with: "application/".utf8) && lower.count > 17
+            && lower.suffix(5).elementsEqual("+json".utf8)
     }
 }

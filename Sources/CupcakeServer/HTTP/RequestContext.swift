@@ -6,7 +6,8 @@ import Foundation
 final class RequestContext: @unchecked Sendable {
     // Safe: MHD calls the access handler for one request on one thread at a time; `response`,
     // `suspended` and `answered` may also be touched by the thread that answers later, and those
-    // are guarded by `lock`.
+    // are guarded by `lock`. An answer given while suspended is stored here, the connection
+    // resumed, and MHD calls the access handler again, which queues it.
     let method: String
     let path: String
     let startNanoseconds: UInt64
@@ -108,7 +109,16 @@ let accessHandler: MHD_AccessHandlerCallback = {
         return queue(Problem.payloadTooLarge(limit: server.limits.bodyBytes).response, on: connection, context: context)
     }
     context.lock.lock()
-    let alreadyStarted = context.answered || context.suspended
+    if context.suspended {
+        // Called again after a resume: queue the answer here, on the worker thread, so the
+        // thread that answered (the group-commit writer) only hands it over.
+        let response = context.response
+        context.response = nil
+        context.lock.unlock()
+        guard let response else { return .YES }
+        return queue(response, on: connection, context: context)
+    }
+    let alreadyStarted = context.answered
     context.lock.unlock()
     if alreadyStarted { return .YES }
 
@@ -130,11 +140,9 @@ let accessHandler: MHD_AccessHandlerCallback = {
         defer { context.lock.unlock() }
         guard !context.answered else { return }
         context.answered = true
+        context.response = response
         if context.suspended {
-            queue(response, on: handle.value, context: context)
             MHD_resume_connection(handle.value)
-        } else {
-            context.response = response
         }
     }
     context.lock.lock()

@@ -8,6 +8,9 @@ public enum CommandLineTool {
         PriceCommand.self,
         OrderCommand.self,
         ServeCommand.self,
+        AddressSetCommand.self,
+        AddressShowCommand.self,
+        AddressClearCommand.self,
     ]
 
     /// The top-level words and what they do, for the root help.
@@ -20,7 +23,9 @@ public enum CommandLineTool {
         return seen
     }
 
-    static let groupAbstracts: [String: String] = [:]
+    static let groupAbstracts: [String: String] = [
+        "address": "Save, show or forget the delivery address."
+    ]
 
     /// Runs the command line and returns the exit status; writes only through `console`.
     ///

@@ -1,3 +1,4 @@
+import CupcakeServer
 import CupcakeTestSupport
 import Foundation
 import Testing
@@ -117,5 +118,18 @@ import Testing
         #expect(result.status == 69)
         #expect(result.stderr.contains("Address already in use"))
         server.stop()
+    }
+}
+
+@Suite struct ServerConfigurationTests {
+    @Test func theDefaultsEqualTheCommittedServerConfig() throws {
+        let committed = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Config/server.json")
+        var configuration = ServerConfiguration()
+        configuration.port = 1
+        configuration.idleTimeoutSeconds = 99
+        try configuration.apply(fileContents: Data(contentsOf: committed))
+        #expect(configuration == ServerConfiguration())
     }
 }

@@ -1,14 +1,23 @@
+import CupcakeCheckout
 import CupcakeDomain
 import Foundation
 
 /// `cupcake order`: validates the whole order and places it with the endpoint.
 struct OrderCommand: Command {
     static let path = ["order"]
-    static let abstract = "Place an order (or check it with --dry-run)."
-    static let usageArguments = "[<order-options>] [--dry-run] [--json] [-]"
-    static let discussion: String? = OrderOptions.stdinDiscussion
+    static let abstract = "Place an order with the endpoint (or check it with --dry-run)."
+    static let usageArguments = "[<order-options>] [<endpoint-options>] [--idempotency-key <key>] [--dry-run] [--json] [-]"
+    static let discussion: String? =
+        OrderOptions.stdinDiscussion + """
+
+            Missing address fields are filled from the saved address ('cupcake address set').
+            Exit codes: 0 placed, 64 usage, 65 invalid order or rejected by the endpoint,
+            69 endpoint unreachable, 75 timed out or still failing after the retries,
+            76 unexpected answer, 77 credentials refused, 78 configuration problem.
+            """
     static let options: [OptionSpec] =
-        OrderOptions.specs + [
+        OrderOptions.specs + EndpointOptions.specs + [
+            .value("--idempotency-key", valueName: "<key>", help: "Pin the Idempotency-Key (default: a fresh UUID)."),
             .flag("--dry-run", help: "Validate and print the JSON that would be sent; send nothing."),
             .flag("--json", help: "Print JSON only."),
         ]
@@ -16,27 +25,72 @@ struct OrderCommand: Command {
     var order: Order
     var dryRun: Bool
     var json: Bool
+    var idempotencyKey: String
+    var endpointFlags: CheckoutConfiguration.Flags
 
     init(_ arguments: ParsedArguments, console: Console) throws(CLIError) {
         try arguments.expectNoPositionals(allowing: ["-"])
         order = try OrderOptions.order(from: arguments, console: console)
         dryRun = arguments.has("--dry-run")
         json = arguments.has("--json")
+        endpointFlags = try EndpointOptions.flags(arguments)
+        let key = arguments.value("--idempotency-key") ?? UUID().uuidString
+        guard !key.isEmpty, key.utf8.count <= 255, key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw .usage("The value for '--idempotency-key <key>' must be 1 to 255 visible ASCII characters.", arguments.command)
+        }
+        idempotencyKey = key
     }
 
     func run(console: Console) async throws(CLIError) {
+        let directory = ConfigFiles.directory(environment: console.environment)
+        var filled = order
+        do {
+            if let saved = try SavedAddress.load(from: directory) { filled = saved.fill(order) }
+        } catch {
+            throw EndpointOptions.cliError(error)
+        }
         let valid: Order
         do {
-            valid = try order.validated()
+            valid = try filled.validated()
         } catch {
             throw OrderOptions.invalid(error)
         }
-        guard dryRun else {
-            throw CLIError(.unavailable, "Sending orders is not available yet; use --dry-run.")
+        let configuration = try EndpointOptions.configuration(endpointFlags, console: console)
+        if dryRun {
+            if !json {
+                console.print(
+                    "Dry run: the order is valid and costs \(Money(cents: valid.costCents)). "
+                        + "It would be sent to \(configuration.endpoint.absoluteString); nothing was sent.")
+            }
+            console.print(JSONOutput.string(valid))
+            return
         }
-        if !json {
-            console.print("Dry run: the order is valid and costs \(Money(cents: valid.costCents)). Nothing was sent.")
+        let status = ProgressLine(enabled: console.errorIsTerminal, console: console)
+        status.show("Placing order…")
+        let client = CheckoutClient(configuration: configuration)
+        let confirmation: Confirmation
+        do {
+            confirmation = try await client.place(valid, idempotencyKey: idempotencyKey) { event in
+                switch event {
+                case .attempt(let number, let total) where number > 1:
+                    status.show("Placing order… (try \(number) of \(total))")
+                case .waiting(let seconds, let reason):
+                    status.show("\(reason); retrying in \(String(format: "%.1f", seconds)) s…")
+                default:
+                    break
+                }
+            }
+        } catch {
+            status.finish("Order failed.")
+            throw EndpointOptions.cliError(error)
         }
-        console.print(JSONOutput.string(valid))
+        status.finish("Order placed.")
+        if json {
+            console.print(JSONOutput.string(confirmation))
+            return
+        }
+        console.print(confirmation.order.confirmationMessage)
+        console.print(
+            "Order \(confirmation.id) · \(Money(cents: confirmation.costCents)) · placed \(confirmation.createdAt)")
     }
 }

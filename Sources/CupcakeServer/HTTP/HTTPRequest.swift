@@ -6,11 +6,11 @@ public struct HTTPRequest: Sendable {
     public var path: String
     /// Query arguments, already unescaped; the last of a repeated name wins.
     public var query: [String: String]
-    /// The request headers the service reads (libmicrohttpd looks each up; the rest are
-    /// never copied out).
+    /// The request headers the order service reads (libmicrohttpd looks each up; the rest are
+    /// never copied out). Another handler can ask its ``HTTPServer`` for others.
     public static let headerNames = ["content-type", "idempotency-key", "x-api-key"]
 
-    /// The request headers named in ``headerNames``, with lower-cased names.
+    /// The request headers the server was asked to copy, with lower-cased names.
     public var headers: [String: String]
     /// The body bytes.
     public var body: [UInt8]

@@ -31,6 +31,8 @@ public final class HTTPServer: @unchecked Sendable {
     let limits: Limits
     let handler: any HTTPHandler
     let log: AccessLog
+    /// The request headers copied into each ``HTTPRequest``.
+    let headerNames: [String]
     private var daemon: OpaquePointer?
     private var listenSocket: Int32 = -1
     /// Requests that have begun and not yet completed.
@@ -39,7 +41,11 @@ public final class HTTPServer: @unchecked Sendable {
     public private(set) var port: Int = 0
 
     /// Creates a server; nothing listens until ``start()``.
-    public init(host: String, port: Int, limits: Limits = Limits(), handler: any HTTPHandler, log: AccessLog) {
+    public init(
+        host: String, port: Int, limits: Limits = Limits(), handler: any HTTPHandler, log: AccessLog,
+        headerNames: [String] = HTTPRequest.headerNames
+    ) {
+        self.headerNames = headerNames
         self.host = host
         requestedPort = port
         self.limits = limits

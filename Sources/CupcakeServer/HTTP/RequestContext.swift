@@ -123,7 +123,7 @@ let accessHandler: MHD_AccessHandlerCallback = {
     if alreadyStarted { return .YES }
 
     var headers: [String: String] = [:]
-    for name in HTTPRequest.headerNames {
+    for name in server.headerNames {
         if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, name) {
             headers[name] = String(cString: value)
         }

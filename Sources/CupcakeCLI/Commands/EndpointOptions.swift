@@ -1,0 +1,53 @@
+import CupcakeCheckout
+import Foundation
+
+/// The options that pick and reach an endpoint, shared by `order` and `orders`.
+enum EndpointOptions {
+    static let section = "ENDPOINT OPTIONS"
+
+    static let specs: [OptionSpec] = [
+        .value(
+            "--endpoint", valueName: "<url>", help: "Order endpoint (env CUPCAKE_ENDPOINT).",
+            defaultValue: "http://127.0.0.1:8080/api/cupcakes", section: section),
+        .value("--api-key", valueName: "<key>", help: "Send as x-api-key (env CUPCAKE_API_KEY).", section: section),
+        .value(
+            "--timeout", valueName: "<seconds>", help: "Deadline for each attempt; fractions allowed.", defaultValue: "10",
+            section: section),
+        .value("--retries", valueName: "<n>", help: "Retries on connection failures, timeouts, 409, 429, 5xx.", defaultValue: "2", section: section),
+        .value(
+            "--config", valueName: "<path>", help: "Config file (env CUPCAKE_CONFIG).",
+            defaultValue: "$XDG_CONFIG_HOME/cupcake/config.json", section: section),
+    ]
+
+    /// The flags as given; resolved against environment and files when the command runs.
+    static func flags(_ arguments: ParsedArguments) throws(CLIError) -> CheckoutConfiguration.Flags {
+        CheckoutConfiguration.Flags(
+            endpoint: arguments.value("--endpoint"),
+            apiKey: arguments.value("--api-key"),
+            timeoutSeconds: try arguments.seconds("--timeout"),
+            retries: try arguments.integer("--retries", in: 0...10),
+            config: arguments.value("--config"))
+    }
+
+    static func configuration(_ flags: CheckoutConfiguration.Flags, console: Console) throws(CLIError) -> CheckoutConfiguration {
+        do {
+            return try CheckoutConfiguration.resolve(
+                flags: flags, environment: console.environment,
+                userConfigDirectory: ConfigFiles.directory(environment: console.environment))
+        } catch {
+            throw cliError(error)
+        }
+    }
+
+    /// The one mapping from checkout failures to exit codes.
+    static func cliError(_ error: CheckoutError) -> CLIError {
+        switch error.code {
+        case .unreachable: CLIError(.unavailable, error.message)
+        case .temporary: CLIError(.temporary, error.message)
+        case .unauthorized: CLIError(.permission, error.message)
+        case .rejected: CLIError(.data, error.message)
+        case .protocolError: CLIError(.protocol, error.message)
+        case .configuration: CLIError(.config, error.message)
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+
+/// Where and how `cupcake order` sends orders.
+///
+/// Precedence, highest first: flags; the environment (`CUPCAKE_ENDPOINT`, `CUPCAKE_API_KEY`,
+/// `CUPCAKE_CONFIG`); a config file (`--config`, else `CUPCAKE_CONFIG`, else
+/// `$XDG_CONFIG_HOME/cupcake/config.json` if it exists); the built-in defaults, which equal the
+/// committed Config/cupcake.json.
+public struct CheckoutConfiguration: Sendable, Equatable {
+    /// The order endpoint.
+    public var endpoint = URL(string: "http://127.0.0.1:8080/api/cupcakes")!  // swift-format-ignore: NeverForceUnwrap
+    /// Sent as `x-api-key` when set.
+    public var apiKey: String?
+    /// The deadline for each attempt, in seconds (fractions allowed).
+    public var timeoutSeconds: Double = 10
+    /// How many times to retry after the first attempt.
+    public var retries = 2
+    /// Extra request headers.
+    public var headers: [String: String] = [:]
+
+    /// The defaults.
+    public init() {}
+
+    /// The keys a config file may hold.
+    static let keys = ["endpoint", "apiKey", "timeoutSeconds", "retries", "headers"]
+
+    /// Applies a config file's JSON over these values.
+    ///
+    /// - Throws: ``CheckoutError`` (configuration) naming the file and the problem.
+    public mutating func apply(file url: URL) throws(CheckoutError) {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw CheckoutError(.configuration, "Cannot read config file \(url.path): \(Self.reason(error)).")
+        }
+        do {
+            try apply(json: data)
+        } catch {
+            throw CheckoutError(.configuration, "Config file \(url.path) \(error.message).")
+        }
+    }
+
+    mutating func apply(json data: Data) throws(CheckoutError) {
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "not JSON"
+            throw CheckoutError(.configuration, "is not valid JSON (\(detail))")
+        }
+        guard let object = parsed as? [String: Any] else {
+            throw CheckoutError(.configuration, "must be a JSON object")
+        }
+        for key in object.keys where !Self.keys.contains(key) && !key.hasPrefix("$") {
+            throw CheckoutError(.configuration, "has an unknown key '\(key)' (known: \(Self.keys.joined(separator: ", ")))")
+        }
+        if let value = object["endpoint"] {
+            guard let text = value as? String else { throw CheckoutError(.configuration, "'endpoint' must be a string") }
+            endpoint = try Self.endpoint(text, source: "'endpoint'")
+        }
+        if let value = object["apiKey"], !(value is NSNull) {
+            guard let text = value as? String else { throw CheckoutError(.configuration, "'apiKey' must be a string") }
+            apiKey = text.isEmpty ? nil : text
+        }
+        if let value = object["timeoutSeconds"] {
+            guard let number = value as? NSNumber, String(cString: number.objCType) != "c", number.doubleValue > 0,
+                number.doubleValue.isFinite
+            else { throw CheckoutError(.configuration, "'timeoutSeconds' must be a positive number") }
+            timeoutSeconds = number.doubleValue
+        }
+        if let value = object["retries"] {
+            guard let number = value as? NSNumber, String(cString: number.objCType) != "c",
+                number.doubleValue == Double(number.intValue), (0...10).contains(number.intValue)
+            else { throw CheckoutError(.configuration, "'retries' must be a whole number in 0...10") }
+            retries = number.intValue
+        }
+        if let value = object["headers"] {
+            guard let table = value as? [String: Any] else {
+                throw CheckoutError(.configuration, "'headers' must be an object of header names to strings")
+            }
+            for (name, value) in table {
+                guard let text = value as? String else {
+                    throw CheckoutError(.configuration, "header '\(name)' must be a string")
+                }
+                guard Self.isToken(name), !text.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                    throw CheckoutError(.configuration, "header '\(name)' is not a valid HTTP header")
+                }
+                headers[name] = text
+            }
+        }
+    }
+
+    /// Resolves the whole configuration.
+    ///
+    /// - Parameters:
+    ///   - flags: values from the command line (endpoint, api key, timeout, retries, config).
+    ///   - environment: the process environment.
+    ///   - userConfigDirectory: `$XDG_CONFIG_HOME/cupcake`.
+    public static func resolve(
+        flags: Flags, environment: [String: String], userConfigDirectory: URL
+    ) throws(CheckoutError) -> CheckoutConfiguration {
+        var configuration = CheckoutConfiguration()
+        let file: URL?
+        if let path = flags.config ?? environment["CUPCAKE_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            file = URL(fileURLWithPath: path)
+        } else {
+            let candidate = userConfigDirectory.appendingPathComponent("config.json")
+            file = FileManager.default.fileExists(atPath: candidate.path) ? candidate : nil
+        }
+        if let file { try configuration.apply(file: file) }
+        if let endpoint = environment["CUPCAKE_ENDPOINT"], !endpoint.isEmpty {
+            configuration.endpoint = try Self.endpoint(endpoint, source: "CUPCAKE_ENDPOINT")
+        }
+        if let key = environment["CUPCAKE_API_KEY"], !key.isEmpty { configuration.apiKey = key }
+        if let endpoint = flags.endpoint { configuration.endpoint = try Self.endpoint(endpoint, source: "--endpoint") }
+        if let key = flags.apiKey { configuration.apiKey = key.isEmpty ? nil : key }
+        if let timeout = flags.timeoutSeconds { configuration.timeoutSeconds = timeout }
+        if let retries = flags.retries { configuration.retries = retries }
+        return configuration
+    }
+
+    /// Settings given on the command line.
+    public struct Flags: Sendable {
+        /// `--endpoint`.
+        public var endpoint: String?
+        /// `--api-key`.
+        public var apiKey: String?
+        /// `--timeout`.
+        public var timeoutSeconds: Double?
+        /// `--retries`.
+        public var retries: Int?
+        /// `--config`.
+        public var config: String?
+
+        /// Creates flags.
+        public init(
+            endpoint: String? = nil, apiKey: String? = nil, timeoutSeconds: Double? = nil, retries: Int? = nil,
+            config: String? = nil
+        ) {
+            self.endpoint = endpoint
+            self.apiKey = apiKey
+            self.timeoutSeconds = timeoutSeconds
+            self.retries = retries
+            self.config = config
+        }
+    }
+
+    /// An http(s) URL with a host.
+    static func endpoint(_ text: String, source: String) throws(CheckoutError) -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host, !host.isEmpty
+        else {
+            throw CheckoutError(.configuration, "\(source) must be an http:// or https:// URL, not '\(text)'")
+        }
+        return url
+    }
+
+    static func isToken(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { byte in
+            (0x21...0x7E).contains(byte) && !"()<>@,;:\\\"/[]?={}".utf8.contains(byte)
+        }
+    }
+
+    static func reason(_ error: any Error) -> String {
+        let nsError = error as NSError
+        switch nsError.code {
+        case NSFileReadNoSuchFileError, NSFileNoSuchFileError: return "no such file"
+        case NSFileReadNoPermissionError: return "permission denied"
+        default: return nsError.localizedDescription
+        }
+    }
+}

@@ -1,0 +1,31 @@
+/// Why an order was not placed. Each code maps to one exit status in the CLI.
+public struct CheckoutError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Code: Sendable, Equatable {
+        /// The endpoint could not be reached (refused, DNS); exit 69.
+        case unreachable
+        /// Timed out, or still failing after the retries; exit 75.
+        case temporary
+        /// 401 or 403; exit 77.
+        case unauthorized
+        /// 400 or 422: the endpoint refused the order; exit 65.
+        case rejected
+        /// An answer that is not the expected JSON; exit 76.
+        case protocolError
+        /// The configuration is unusable; exit 78.
+        case configuration
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// One clear line for the person.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}

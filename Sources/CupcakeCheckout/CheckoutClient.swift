@@ -49,12 +49,7 @@ public final class CheckoutClient: Sendable {
     public func place(
         _ order: Order, idempotencyKey: String, events: @Sendable (Event) -> Void = { _ in }
     ) async throws(CheckoutError) -> Confirmation {
-        let body: Data
-        do {
-            body = try JSONEncoder().encode(order)
-        } catch {
-            throw CheckoutError(.protocolError, "The order could not be encoded: \(error)")
-        }
+        let body = Data(order.wireJSON)
         var request = URLRequest(url: configuration.endpoint)
         request.httpMethod = "POST"
         request.httpBody = body
@@ -116,11 +111,14 @@ public final class CheckoutClient: Sendable {
         return await withCheckedContinuation { continuation in
             let task = session.dataTask(with: request) { data, response, error in
                 if let error {
-                    continuation.resume(returning: .failed(Self.failure(error, endpoint: endpoint, timedOut: timedOut.isSet, timeout: timeout)))
+                    continuation.resume(
+                        returning: .failed(
+                            Self.failure(error, endpoint: endpoint, timedOut: timedOut.isSet, timeout: timeout)))
                     return
                 }
                 guard let http = response as? HTTPURLResponse else {
-                    continuation.resume(returning: .failed(CheckoutError(.protocolError, "\(endpoint) did not answer with HTTP.")))
+                    continuation.resume(
+                        returning: .failed(CheckoutError(.protocolError, "\(endpoint) did not answer with HTTP.")))
                     return
                 }
                 var headers: [String: String] = [:]

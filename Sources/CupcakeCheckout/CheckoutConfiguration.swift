@@ -53,10 +53,13 @@ public struct CheckoutConfiguration: Sendable, Equatable {
             throw CheckoutError(.configuration, "must be a JSON object")
         }
         for key in object.keys where !Self.keys.contains(key) && !key.hasPrefix("$") {
-            throw CheckoutError(.configuration, "has an unknown key '\(key)' (known: \(Self.keys.joined(separator: ", ")))")
+            throw CheckoutError(
+                .configuration, "has an unknown key '\(key)' (known: \(Self.keys.joined(separator: ", ")))")
         }
         if let value = object["endpoint"] {
-            guard let text = value as? String else { throw CheckoutError(.configuration, "'endpoint' must be a string") }
+            guard let text = value as? String else {
+                throw CheckoutError(.configuration, "'endpoint' must be a string")
+            }
             endpoint = try Self.endpoint(text, source: "'endpoint'")
         }
         if let value = object["apiKey"], !(value is NSNull) {
@@ -157,9 +160,10 @@ public struct CheckoutConfiguration: Sendable, Equatable {
     }
 
     static func isToken(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { byte in
-            (0x21...0x7E).contains(byte) && !"()<>@,;:\\\"/[]?={}".utf8.contains(byte)
-        }
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                (0x21...0x7E).contains(byte) && !"()<>@,;:\\\"/[]?={}".utf8.contains(byte)
+            }
     }
 
     static func reason(_ error: any Error) -> String {

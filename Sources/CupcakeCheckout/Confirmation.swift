@@ -48,7 +48,8 @@ public struct Confirmation: Sendable, Equatable, Encodable {
             cost = number.intValue
         }
         return Confirmation(
-            order: echoed, id: id, createdAt: createdAt, costCents: cost, currency: body["currency"] as? String ?? "USD")
+            order: echoed, id: id, createdAt: createdAt, costCents: cost, currency: body["currency"] as? String ?? "USD"
+        )
     }
 
     /// The answer's start, for messages: at most 80 characters on one line.

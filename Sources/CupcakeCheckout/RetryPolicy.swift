@@ -23,7 +23,9 @@ public struct RetryPolicy: Sendable {
     }
 
     /// The wait before retry number `attempt` (1-based), honouring a Retry-After header.
-    public func delay(beforeRetry attempt: Int, retryAfter: String?, random: Double = Double.random(in: 0...1)) -> Double {
+    public func delay(beforeRetry attempt: Int, retryAfter: String?, random: Double = Double.random(in: 0...1))
+        -> Double
+    {
         if let retryAfter, let seconds = Self.seconds(retryAfter: retryAfter) {
             return min(max(0, seconds), retryAfterCap)
         }

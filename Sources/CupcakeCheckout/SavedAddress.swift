@@ -54,7 +54,8 @@ public struct SavedAddress: Sendable, Equatable, Codable {
             return try JSONDecoder().decode(SavedAddress.self, from: data)
         } catch {
             throw CheckoutError(
-                .configuration, "The saved address \(url.path) is unreadable; run 'cupcake address clear' or set it again.")
+                .configuration,
+                "The saved address \(url.path) is unreadable; run 'cupcake address clear' or set it again.")
         }
     }
 

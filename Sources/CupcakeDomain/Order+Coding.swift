@@ -71,3 +71,38 @@ extension Order {
         }
     }
 }
+
+extension Order {
+    /// Writes the nine wire keys, in the app's order, into an open object (the same keys as
+    /// ``CodingKeys``, without `JSONEncoder`'s cost).
+    public func writeFields(_ writer: inout JSONWriter) {
+        writer.key(CodingKeys.type.rawValue)
+        writer.integer(type)
+        writer.key(CodingKeys.quantity.rawValue)
+        writer.integer(quantity)
+        writer.key(CodingKeys.specialRequestEnabled.rawValue)
+        writer.bool(specialRequestEnabled)
+        writer.key(CodingKeys.extraFrosting.rawValue)
+        writer.bool(extraFrosting)
+        writer.key(CodingKeys.addSprinkles.rawValue)
+        writer.bool(addSprinkles)
+        writer.key(CodingKeys.name.rawValue)
+        writer.string(name)
+        writer.key(CodingKeys.streetAddress.rawValue)
+        writer.string(streetAddress)
+        writer.key(CodingKeys.city.rawValue)
+        writer.string(city)
+        writer.key(CodingKeys.zip.rawValue)
+        writer.string(zip)
+    }
+
+    /// The order as compact wire JSON: what the checkout sends, and what an Idempotency-Key's
+    /// request is compared by.
+    public var wireJSON: [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        writer.beginObject()
+        writeFields(&writer)
+        writer.endObject()
+        return writer.bytes
+    }
+}

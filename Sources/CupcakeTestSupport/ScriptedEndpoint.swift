@@ -18,7 +18,8 @@ public final class ScriptedEndpoint: HTTPHandler, @unchecked Sendable {
         public var delay: Double
 
         /// Creates an answer.
-        public init(status: Int, body: String? = nil, headers: [(name: String, value: String)] = [], delay: Double = 0) {
+        public init(status: Int, body: String? = nil, headers: [(name: String, value: String)] = [], delay: Double = 0)
+        {
             self.status = status
             self.body = body
             self.headers = headers

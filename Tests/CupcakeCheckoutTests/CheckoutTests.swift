@@ -16,7 +16,8 @@ import Testing
         _ endpoint: String, _ extra: [String] = [], environment: [String: String] = [:], stdin: String? = nil
     ) async throws -> (status: Int32, io: TestConsole) {
         let home = try TemporaryDirectory()
-        let io = TestConsole(stdin: stdin, environment: ["XDG_CONFIG_HOME": home.path("config")].merging(environment) { $1 })
+        let io = TestConsole(
+            stdin: stdin, environment: ["XDG_CONFIG_HOME": home.path("config")].merging(environment) { $1 })
         let status = await io.run(orderArguments + ["--endpoint", endpoint] + extra)
         return (status, io)
     }
@@ -73,7 +74,9 @@ import Testing
     }
 
     @Test func reqres401ExitsWithTheServersMessage() async throws {
-        let endpoint = try ScriptedEndpoint([ScriptedEndpoint.Answer(status: 401, body: #"{"error": "Missing API key."}"#)])
+        let endpoint = try ScriptedEndpoint([
+            ScriptedEndpoint.Answer(status: 401, body: #"{"error": "Missing API key."}"#)
+        ])
         let (status, io) = try await Self.order(endpoint.endpoint)
         #expect(status == 77)
         #expect(io.stderr.contains("Missing API key."))
@@ -81,7 +84,8 @@ import Testing
     }
 
     @Test func a422ProblemExits65WithTheDetail() async throws {
-        let problem = #"{"type":"about:blank","title":"Unprocessable Content","status":422,"detail":"The order is not valid.","errors":[{"field":"zip","rule":"must not be blank"}]}"#
+        let problem =
+            #"{"type":"about:blank","title":"Unprocessable Content","status":422,"detail":"The order is not valid.","errors":[{"field":"zip","rule":"must not be blank"}]}"#
         let endpoint = try ScriptedEndpoint([ScriptedEndpoint.Answer(status: 422, body: problem)])
         let (status, io) = try await Self.order(endpoint.endpoint)
         #expect(status == 65)
@@ -153,7 +157,8 @@ import Testing
 
     @Test func anAnswerThatDoesNotEchoTheOrderExits76() async throws {
         let endpoint = try ScriptedEndpoint([
-            ScriptedEndpoint.Answer(status: 201, body: #"{"id":"1","createdAt":"2026-12-02T10:00:00Z","type":0,"quantity":3}"#)
+            ScriptedEndpoint.Answer(
+                status: 201, body: #"{"id":"1","createdAt":"2026-12-02T10:00:00Z","type":0,"quantity":3}"#)
         ])
         let (status, io) = try await Self.order(endpoint.endpoint)
         #expect(status == 76)

@@ -29,7 +29,8 @@ import Testing
             #"{"endpoint": "http://file.test/api/cupcakes", "apiKey": "file-key", "timeoutSeconds": 2.5, "retries": 4, "headers": {"x-extra": "1"}}"#,
             to: directory.appendingPathComponent("config.json").path)
 
-        let fileOnly = try CheckoutConfiguration.resolve(flags: .init(), environment: [:], userConfigDirectory: directory)
+        let fileOnly = try CheckoutConfiguration.resolve(
+            flags: .init(), environment: [:], userConfigDirectory: directory)
         #expect(fileOnly.endpoint.absoluteString == "http://file.test/api/cupcakes")
         #expect(fileOnly.apiKey == "file-key")
         #expect(fileOnly.timeoutSeconds == 2.5)
@@ -44,7 +45,8 @@ import Testing
         #expect(withEnvironment.retries == 4)
 
         let withFlags = try CheckoutConfiguration.resolve(
-            flags: .init(endpoint: "http://flag.test/api/cupcakes", apiKey: "flag-key", timeoutSeconds: 0.5, retries: 0),
+            flags: .init(
+                endpoint: "http://flag.test/api/cupcakes", apiKey: "flag-key", timeoutSeconds: 0.5, retries: 0),
             environment: environment, userConfigDirectory: directory)
         #expect(withFlags.endpoint.absoluteString == "http://flag.test/api/cupcakes")
         #expect(withFlags.apiKey == "flag-key")
@@ -63,8 +65,12 @@ import Testing
         try Self.write(#"{"retries": 2}"#, to: home.path("env.json"))
         try Self.write(#"{"retries": 3}"#, to: home.path("flag.json"))
         let environment = ["CUPCAKE_CONFIG": home.path("env.json")]
-        #expect(try CheckoutConfiguration.resolve(flags: .init(), environment: [:], userConfigDirectory: directory).retries == 1)
-        #expect(try CheckoutConfiguration.resolve(flags: .init(), environment: environment, userConfigDirectory: directory).retries == 2)
+        #expect(
+            try CheckoutConfiguration.resolve(flags: .init(), environment: [:], userConfigDirectory: directory).retries
+                == 1)
+        #expect(
+            try CheckoutConfiguration.resolve(flags: .init(), environment: environment, userConfigDirectory: directory)
+                .retries == 2)
         #expect(
             try CheckoutConfiguration.resolve(
                 flags: .init(config: home.path("flag.json")), environment: environment, userConfigDirectory: directory
@@ -108,7 +114,10 @@ import Testing
         let home = try TemporaryDirectory()
         let environment = ["XDG_CONFIG_HOME": home.path("config")]
         let set = TestConsole(environment: environment)
-        #expect(await set.run(["address", "set", "--name", " Ann ", "--street", "2 Elm", "--city", "Austin", "--zip", "73301"]) == 0)
+        #expect(
+            await set.run([
+                "address", "set", "--name", " Ann ", "--street", "2 Elm", "--city", "Austin", "--zip", "73301",
+            ]) == 0)
         let file = home.path("config/cupcake/address.json")
         let saved = try JSONDecoder().decode(SavedAddress.self, from: Data(contentsOf: URL(fileURLWithPath: file)))
         #expect(saved == SavedAddress(name: "Ann", streetAddress: "2 Elm", city: "Austin", zip: "73301"))
@@ -141,8 +150,10 @@ import Testing
             ["address", "set", "--name", "Ann", "--street", "2 Elm", "--city", "Austin", "--zip", "73301"])
         let endpoint = try ScriptedEndpoint([.echo])
         let io = TestConsole(environment: environment)
-        #expect(await io.run(["order", "--type", "1", "--qty", "4", "--name", "Bea", "--endpoint", endpoint.endpoint]) == 0)
-        let sent = try JSONSerialization.jsonObject(with: Data(try #require(endpoint.requests.first).body)) as? [String: Any]
+        #expect(
+            await io.run(["order", "--type", "1", "--qty", "4", "--name", "Bea", "--endpoint", endpoint.endpoint]) == 0)
+        let sent =
+            try JSONSerialization.jsonObject(with: Data(try #require(endpoint.requests.first).body)) as? [String: Any]
         #expect(sent?["name"] as? String == "Bea")
         #expect(sent?["city"] as? String == "Austin")
         #expect(sent?["zip"] as? String == "73301")

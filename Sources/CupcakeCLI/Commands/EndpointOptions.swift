@@ -11,9 +11,12 @@ enum EndpointOptions {
             defaultValue: "http://127.0.0.1:8080/api/cupcakes", section: section),
         .value("--api-key", valueName: "<key>", help: "Send as x-api-key (env CUPCAKE_API_KEY).", section: section),
         .value(
-            "--timeout", valueName: "<seconds>", help: "Deadline for each attempt; fractions allowed.", defaultValue: "10",
+            "--timeout", valueName: "<seconds>", help: "Deadline for each attempt; fractions allowed.",
+            defaultValue: "10",
             section: section),
-        .value("--retries", valueName: "<n>", help: "Retries on connection failures, timeouts, 409, 429, 5xx.", defaultValue: "2", section: section),
+        .value(
+            "--retries", valueName: "<n>", help: "Retries on connection failures, timeouts, 409, 429, 5xx.",
+            defaultValue: "2", section: section),
         .value(
             "--config", valueName: "<path>", help: "Config file (env CUPCAKE_CONFIG).",
             defaultValue: "$XDG_CONFIG_HOME/cupcake/config.json", section: section),
@@ -29,7 +32,9 @@ enum EndpointOptions {
             config: arguments.value("--config"))
     }
 
-    static func configuration(_ flags: CheckoutConfiguration.Flags, console: Console) throws(CLIError) -> CheckoutConfiguration {
+    static func configuration(_ flags: CheckoutConfiguration.Flags, console: Console) throws(CLIError)
+        -> CheckoutConfiguration
+    {
         do {
             return try CheckoutConfiguration.resolve(
                 flags: flags, environment: console.environment,

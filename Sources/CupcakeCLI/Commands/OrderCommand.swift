@@ -6,7 +6,8 @@ import Foundation
 struct OrderCommand: Command {
     static let path = ["order"]
     static let abstract = "Place an order with the endpoint (or check it with --dry-run)."
-    static let usageArguments = "[<order-options>] [<endpoint-options>] [--idempotency-key <key>] [--dry-run] [--json] [-]"
+    static let usageArguments =
+        "[<order-options>] [<endpoint-options>] [--idempotency-key <key>] [--dry-run] [--json] [-]"
     static let discussion: String? =
         OrderOptions.stdinDiscussion + """
 
@@ -36,7 +37,8 @@ struct OrderCommand: Command {
         endpointFlags = try EndpointOptions.flags(arguments)
         let key = arguments.value("--idempotency-key") ?? UUID().uuidString
         guard !key.isEmpty, key.utf8.count <= 255, key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-            throw .usage("The value for '--idempotency-key <key>' must be 1 to 255 visible ASCII characters.", arguments.command)
+            throw .usage(
+                "The value for '--idempotency-key <key>' must be 1 to 255 visible ASCII characters.", arguments.command)
         }
         idempotencyKey = key
     }

@@ -40,8 +40,23 @@ public struct Console: Sendable {
             errorIsTerminal: isatty(STDERR_FILENO) == 1,
             out: { text in try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8)) },
             err: { text in try? FileHandle.standardError.write(contentsOf: Data(text.utf8)) },
-            environment: ProcessInfo.processInfo.environment
+            environment: processEnvironment()
         )
+    }
+
+    /// The environment read straight from `environ` (ProcessInfo's copy costs a noticeable part
+    /// of a one-shot command's start-up).
+    private static func processEnvironment() -> [String: String] {
+        var environment: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") {
+                environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return environment
     }
 
     /// Writes a line to standard output.

@@ -1,3 +1,5 @@
+import CupcakeDomain
+
 /// An RFC 9457 problem detail, sent as `application/problem+json`.
 public struct Problem: Error, Sendable, Equatable {
     /// The HTTP status.

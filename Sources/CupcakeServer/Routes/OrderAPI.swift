@@ -118,7 +118,7 @@ public final class OrderAPI: HTTPHandler {
         guard inFlight.begin(key) else {
             throw Problem.conflict("A request with this Idempotency-Key is still in progress; retry later.")
         }
-        let fingerprint = order.fingerprint
+        let fingerprint = order.wireJSON
         do {
             if let record = try store.idempotencyRecord(key: key) {
                 inFlight.end(key)

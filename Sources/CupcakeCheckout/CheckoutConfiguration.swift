@@ -8,7 +8,7 @@ import Foundation
 /// committed Config/cupcake.json.
 public struct CheckoutConfiguration: Sendable, Equatable {
     /// The order endpoint.
-    public var endpoint = URL(string: "http://127.0.0.1:8080/api/cupcakes")!  // swift-format-ignore: NeverForceUnwrap
+    public var endpoint = CheckoutConfiguration.defaultEndpoint
     /// Sent as `x-api-key` when set.
     public var apiKey: String?
     /// The deadline for each attempt, in seconds (fractions allowed).
@@ -20,6 +20,14 @@ public struct CheckoutConfiguration: Sendable, Equatable {
 
     /// The defaults.
     public init() {}
+
+    /// `http://127.0.0.1:8080/api/cupcakes`: the embedded `cupcake serve` on its default port.
+    public static let defaultEndpoint: URL = {
+        guard let url = URL(string: "http://127.0.0.1:8080/api/cupcakes") else {
+            preconditionFailure("the default endpoint is a constant, valid URL")
+        }
+        return url
+    }()
 
     /// The keys a config file may hold.
     static let keys = ["endpoint", "apiKey", "timeoutSeconds", "retries", "headers"]

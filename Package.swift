@@ -49,6 +49,7 @@ let package = Package(
 
         .testTarget(name: "CupcakeDomainTests", dependencies: ["CupcakeDomain"]),
         .testTarget(name: "CupcakeCLITests", dependencies: ["CupcakeCLI", "CupcakeTestSupport"]),
+        .testTarget(name: "CupcakeStorageTests", dependencies: ["CupcakeStorage", "CupcakeTestSupport"]),
         .testTarget(
             name: "CupcakeServerTests",
             dependencies: ["CupcakeServer", "CupcakeStorage", "CupcakeTestSupport"]

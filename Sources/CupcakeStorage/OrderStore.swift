@@ -13,6 +13,15 @@ public protocol OrderStore: AnyObject, Sendable {
     /// The order with this id, unless it does not exist or was cancelled.
     func order(id: Int64) throws(StorageError) -> StoredOrder?
 
+    /// One page of orders matching the query, and how many match in all.
+    func list(_ query: OrderQuery) throws(StorageError) -> OrderPage
+
+    /// Marks or unmarks an order as a favourite; `nil` when it does not exist.
+    func setFavorite(id: Int64, _ isFavorite: Bool) throws(StorageError) -> StoredOrder?
+
+    /// Cancels (deletes) an order; `false` when it did not exist.
+    func delete(id: Int64) throws(StorageError) -> Bool
+
     /// How many orders exist (not counting cancelled ones).
     func orderCount() throws(StorageError) -> Int
 

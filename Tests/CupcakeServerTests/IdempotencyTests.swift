@@ -120,6 +120,11 @@ final class GatedStore: OrderStore, @unchecked Sendable {
     }
     func order(id: Int64) throws(StorageError) -> StoredOrder? { try inner.order(id: id) }
     func orderCount() throws(StorageError) -> Int { try inner.orderCount() }
+    func list(_ query: OrderQuery) throws(StorageError) -> OrderPage { try inner.list(query) }
+    func setFavorite(id: Int64, _ isFavorite: Bool) throws(StorageError) -> StoredOrder? {
+        try inner.setFavorite(id: id, isFavorite)
+    }
+    func delete(id: Int64) throws(StorageError) -> Bool { try inner.delete(id: id) }
     func idempotencyRecord(key: String) throws(StorageError) -> IdempotencyRecord? {
         try inner.idempotencyRecord(key: key)
     }

@@ -5,7 +5,9 @@ import Foundation
 /// The order service's HTTP API, in reqres's dialect:
 ///
 /// - `POST /api/cupcakes` places an order (201, the order echoed with id, createdAt, costCents);
-/// - `GET /api/cupcakes/{id}` answers `{"data": order}`;
+/// - `GET /api/cupcakes` lists orders a page at a time (reqres's list shape), filtered and sorted;
+/// - `GET /api/cupcakes/{id}` answers `{"data": order}`; `PATCH` sets `isFavorite`; `DELETE`
+///   cancels it (204);
 /// - `GET /healthz` answers 200 without an API key.
 ///
 /// Every error is problem+json; anything unexpected becomes a 500 that leaks nothing.
@@ -62,19 +64,97 @@ public final class OrderAPI: HTTPHandler {
         try authorize(request)
         let collection = Self.collectionPath
         if path == collection || path == collection + "/" {
-            try allow(request, ["POST"])
-            try create(request, respond: respond)
+            switch request.method {
+            case "POST": try create(request, respond: respond)
+            case "GET": try list(request, respond: respond)
+            default: throw Problem.methodNotAllowed(request.method, allowed: ["GET", "POST"])
+            }
             return
         }
         guard path.hasPrefix(collection + "/") else {
             throw Problem.notFound("There is nothing at \(path).")
         }
-        let idText = path.dropFirst(collection.count + 1)
-        try allow(request, ["GET"])
-        guard let id = Int64(idText), id > 0, let stored = try store.order(id: id) else {
+        let idText = String(path.dropFirst(collection.count + 1))
+        try allow(request, ["GET", "PATCH", "DELETE"])
+        guard let id = Int64(idText), id > 0 else {
+            throw Problem.notFound("There is no order with id '\(idText)'.")
+        }
+        switch request.method {
+        case "PATCH":
+            try favorite(request, id: id, idText: idText, respond: respond)
+        case "DELETE":
+            guard try store.delete(id: id) else { throw Problem.notFound("There is no order with id '\(idText)'.") }
+            respond(HTTPResponse(status: 204))
+        default:
+            guard let stored = try store.order(id: id) else {
+                throw Problem.notFound("There is no order with id '\(idText)'.")
+            }
+            respond(.json(200, stored.dataJSON))
+        }
+    }
+
+    // MARK: - GET /api/cupcakes
+
+    private func list(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws {
+        let parameters = try ListParameters(request.query)
+        let page = try store.list(parameters.query)
+        let totalPages = (page.total + parameters.perPage - 1) / parameters.perPage
+        var writer = JSONWriter(capacity: 512 + page.orders.count * 320)
+        writer.beginObject()
+        writer.key("page")
+        writer.integer(parameters.page)
+        writer.key("per_page")
+        writer.integer(parameters.perPage)
+        writer.key("total")
+        writer.integer(page.total)
+        writer.key("total_pages")
+        writer.integer(totalPages)
+        writer.key("data")
+        writer.beginArray()
+        for order in page.orders {
+            order.write(&writer)
+        }
+        writer.endArray()
+        writer.endObject()
+        respond(.json(200, writer.bytes))
+    }
+
+    // MARK: - PATCH /api/cupcakes/{id}
+
+    private func favorite(
+        _ request: HTTPRequest, id: Int64, idText: String, respond: @escaping @Sendable (HTTPResponse) -> Void
+    ) throws {
+        if let contentType = request.header("content-type"), !Self.isJSON(contentType) {
+            throw Problem.unsupportedMediaType(contentType)
+        }
+        let isFavorite = try Self.decodeFavoritePatch(request.body)
+        guard let stored = try store.setFavorite(id: id, isFavorite) else {
             throw Problem.notFound("There is no order with id '\(idText)'.")
         }
         respond(.json(200, stored.dataJSON))
+    }
+
+    /// `{"isFavorite": true|false}` and nothing else.
+    static func decodeFavoritePatch(_ body: [UInt8]) throws(Problem) -> Bool {
+        guard let parsed = try? JSONSerialization.jsonObject(with: Data(body)) else {
+            throw Problem.badRequest("The body is not JSON; send {\"isFavorite\": true} or false.")
+        }
+        guard let object = parsed as? [String: Any] else {
+            throw Problem.badRequest("The body must be a JSON object such as {\"isFavorite\": true}.")
+        }
+        var errors: [(field: String, rule: String)] = []
+        for key in object.keys.sorted() where key != "isFavorite" {
+            errors.append((field: key, rule: "cannot be changed; only isFavorite can"))
+        }
+        let value = object["isFavorite"] as? NSNumber
+        let isBool = value.map { String(cString: $0.objCType) == "c" } ?? false
+        if !isBool {
+            errors.insert((field: "isFavorite", rule: object["isFavorite"] == nil ? "is required" : "must be true or false"), at: 0)
+        }
+        guard errors.isEmpty, let value else {
+            throw Problem.unprocessable("The change is not valid.", errors: errors)
+        }
+        return value.boolValue
     }
 
     private func allow(_ request: HTTPRequest, _ methods: [String]) throws(Problem) {

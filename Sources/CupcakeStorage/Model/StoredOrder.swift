@@ -23,6 +23,15 @@ public struct StoredOrder: Sendable, Equatable {
     }
 }
 
+extension StoredOrder {
+    /// The order as any client sees it (the id as text).
+    public var placed: PlacedOrder {
+        PlacedOrder(
+            order: order, id: String(id), createdAtMilliseconds: createdAtMilliseconds, costCents: costCents,
+            isFavorite: isFavorite)
+    }
+}
+
 /// An order to insert, with the idempotency key to record in the same transaction.
 public struct NewOrder: Sendable {
     /// The normalized, validated order.

@@ -38,13 +38,16 @@ final class SQLiteConnection {
     }
 
     /// Runs SQL with no parameters (schema, pragmas, transactions). Only constant text is passed
-    /// here; values always go through ``prepared(_:)`` and bindings.
+    /// here; values always go through ``withStatement(_:_:)`` and bindings.
     func execute(_ sql: StaticString) throws(StorageError) {
+        try execute(SQLText(sql))
+    }
+
+    /// Runs composed constant SQL with no parameters.
+    func execute(_ sql: SQLText) throws(StorageError) {
         guard let handle else { throw StorageError(.unavailable, "database is closed") }
         var error: UnsafeMutablePointer<CChar>?
-        let code = sql.withUTF8Buffer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { sqlite3_exec(handle, $0.baseAddress, nil, nil, &error) }
-        }
+        let code = sqlite3_exec(handle, sql.text, nil, nil, &error)
         if code != SQLITE_OK {
             let message = error.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(error)
@@ -54,34 +57,31 @@ final class SQLiteConnection {
 
     /// Runs `body` with the cached prepared statement for constant SQL, then resets it, so no
     /// statement is left holding a read snapshot (which would stop WAL checkpoints).
-    func withStatement<T>(_ sql: StaticString, _ body: (SQLiteStatement) throws(StorageError) -> T) throws(StorageError)
-        -> T
-    {
+    func withStatement<T>(_ sql: StaticString, _ body: (SQLiteStatement) throws(StorageError) -> T) throws(StorageError) -> T {
+        try withStatement(SQLText(sql), body)
+    }
+
+    /// The same for SQL composed from constant fragments.
+    func withStatement<T>(_ sql: SQLText, _ body: (SQLiteStatement) throws(StorageError) -> T) throws(StorageError) -> T {
         let statement = try prepared(sql)
         defer { statement.reset() }
         return try body(statement)
     }
 
-    /// A cached prepared statement for constant SQL, reset and with its bindings cleared.
-    private func prepared(_ sql: StaticString) throws(StorageError) -> SQLiteStatement {
-        let key = sql.description
-        if let statement = statements[key] {
+    /// A cached prepared statement, reset and with its bindings cleared.
+    private func prepared(_ sql: SQLText) throws(StorageError) -> SQLiteStatement {
+        if let statement = statements[sql.text] {
             statement.reset()
             return statement
         }
         guard let handle else { throw StorageError(.unavailable, "database is closed") }
         var raw: OpaquePointer?
-        let code = sql.withUTF8Buffer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) {
-                sqlite3_prepare_v3(
-                    handle, $0.baseAddress, Int32($0.count), UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
-            }
-        }
+        let code = sqlite3_prepare_v3(handle, sql.text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
         guard code == SQLITE_OK, let raw else {
             throw StorageError(.failed, "prepare failed: \(String(cString: sqlite3_errmsg(handle)))")
         }
         let statement = SQLiteStatement(raw, connection: self)
-        statements[key] = statement
+        statements[sql.text] = statement
         return statement
     }
 
@@ -152,6 +152,15 @@ final class SQLiteStatement {
         }
     }
 
+    /// Binds bytes as TEXT (not validated as UTF-8: used for range bounds).
+    func bind(_ index: Int32, text bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            _ = buffer.withMemoryRebound(to: CChar.self) {
+                sqlite3_bind_text(raw, index, $0.baseAddress, Int32($0.count), sqliteTransient)
+            }
+        }
+    }
+
     func bind(_ index: Int32, bytes: [UInt8]) {
         bytes.withUnsafeBytes { buffer in
             _ = sqlite3_bind_blob(raw, index, buffer.baseAddress, Int32(buffer.count), sqliteTransient)
@@ -160,6 +169,11 @@ final class SQLiteStatement {
 
     func bindNull(_ index: Int32) {
         sqlite3_bind_null(raw, index)
+    }
+
+    /// The index of a named parameter such as `:limit`; 0 when the statement has none.
+    func parameter(_ name: String) -> Int32 {
+        sqlite3_bind_parameter_index(raw, name)
     }
 
     /// Steps once; `true` when a row is ready, `false` when done.

@@ -1,34 +1,90 @@
 /// The versioned schema. Each migration moves `PRAGMA user_version` up by one, inside one
 /// transaction; a database newer than this list is refused rather than misread.
 enum SQLiteSchema {
-    static let migrations: [StaticString] = [
+    /// One step: constant SQL, then (optionally) work that needs Swift, in the same transaction.
+    struct Migration: Sendable {
+        var sql: StaticString
+        var backfill: (@Sendable (SQLiteConnection) throws(StorageError) -> Void)?
+    }
+
+    static let migrations: [Migration] = [
         // 1: orders and idempotency keys.
-        """
-        CREATE TABLE orders (
-            id INTEGER PRIMARY KEY,
-            type INTEGER NOT NULL,
-            quantity INTEGER NOT NULL,
-            special_request_enabled INTEGER NOT NULL,
-            extra_frosting INTEGER NOT NULL,
-            add_sprinkles INTEGER NOT NULL,
-            name TEXT NOT NULL,
-            street_address TEXT NOT NULL,
-            city TEXT NOT NULL,
-            zip TEXT NOT NULL,
-            cost_cents INTEGER NOT NULL,
-            created_at_ms INTEGER NOT NULL,
-            is_favorite INTEGER NOT NULL DEFAULT 0
-        );
-        CREATE TABLE idempotency_keys (
-            key TEXT PRIMARY KEY,
-            fingerprint BLOB NOT NULL,
-            status INTEGER NOT NULL,
-            body BLOB NOT NULL,
-            order_id INTEGER NOT NULL,
-            created_at_ms INTEGER NOT NULL
-        ) WITHOUT ROWID;
-        CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at_ms);
-        PRAGMA user_version = 1;
-        """
+        Migration(
+            sql: """
+                CREATE TABLE orders (
+                    id INTEGER PRIMARY KEY,
+                    type INTEGER NOT NULL,
+                    quantity INTEGER NOT NULL,
+                    special_request_enabled INTEGER NOT NULL,
+                    extra_frosting INTEGER NOT NULL,
+                    add_sprinkles INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    street_address TEXT NOT NULL,
+                    city TEXT NOT NULL,
+                    zip TEXT NOT NULL,
+                    cost_cents INTEGER NOT NULL,
+                    created_at_ms INTEGER NOT NULL,
+                    is_favorite INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE TABLE idempotency_keys (
+                    key TEXT PRIMARY KEY,
+                    fingerprint BLOB NOT NULL,
+                    status INTEGER NOT NULL,
+                    body BLOB NOT NULL,
+                    order_id INTEGER NOT NULL,
+                    created_at_ms INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at_ms);
+                PRAGMA user_version = 1;
+                """),
+        // 2: order history. A lower-cased name key for case-insensitive prefix ranges, one index
+        // per sort key (with id as the stable tie-break), a partial index of favourites, and
+        // counts per (type, favourite) kept by triggers so a page's total costs nothing.
+        Migration(
+            sql: """
+                ALTER TABLE orders ADD COLUMN name_key TEXT NOT NULL DEFAULT '';
+                CREATE INDEX orders_by_created ON orders (created_at_ms, id);
+                CREATE INDEX orders_by_name ON orders (name_key, id);
+                CREATE INDEX orders_by_cost ON orders (cost_cents, id);
+                CREATE INDEX orders_by_type ON orders (type, created_at_ms, id);
+                CREATE INDEX orders_favorites ON orders (created_at_ms, id) WHERE is_favorite = 1;
+                CREATE TABLE order_counts (
+                    type INTEGER NOT NULL,
+                    is_favorite INTEGER NOT NULL,
+                    count INTEGER NOT NULL,
+                    PRIMARY KEY (type, is_favorite)
+                ) WITHOUT ROWID;
+                INSERT INTO order_counts (type, is_favorite, count)
+                    SELECT type, is_favorite, count(*) FROM orders GROUP BY type, is_favorite;
+                CREATE TRIGGER orders_count_insert AFTER INSERT ON orders BEGIN
+                    INSERT INTO order_counts (type, is_favorite, count) VALUES (NEW.type, NEW.is_favorite, 1)
+                        ON CONFLICT (type, is_favorite) DO UPDATE SET count = count + 1;
+                END;
+                CREATE TRIGGER orders_count_delete AFTER DELETE ON orders BEGIN
+                    UPDATE order_counts SET count = count - 1 WHERE type = OLD.type AND is_favorite = OLD.is_favorite;
+                END;
+                CREATE TRIGGER orders_count_favorite AFTER UPDATE OF is_favorite ON orders
+                    WHEN OLD.is_favorite <> NEW.is_favorite BEGIN
+                    UPDATE order_counts SET count = count - 1 WHERE type = OLD.type AND is_favorite = OLD.is_favorite;
+                    INSERT INTO order_counts (type, is_favorite, count) VALUES (NEW.type, NEW.is_favorite, 1)
+                        ON CONFLICT (type, is_favorite) DO UPDATE SET count = count + 1;
+                END;
+                PRAGMA user_version = 2;
+                """,
+            backfill: { connection throws(StorageError) in
+                // Lower-casing is Swift's (full Unicode), so it is done here, not by SQLite's lower().
+                var rows: [(Int64, String)] = []
+                try connection.withStatement("SELECT id, name FROM orders") { query throws(StorageError) in
+                    while try query.step() { rows.append((query.int64(0), query.string(1))) }
+                }
+                for (id, name) in rows {
+                    try connection.withStatement("UPDATE orders SET name_key = ? WHERE id = ?") {
+                        update throws(StorageError) in
+                        update.bind(1, OrderQuery.nameKey(name))
+                        update.bind(2, id)
+                        try update.step()
+                    }
+                }
+            }),
     ]
 }

@@ -1,0 +1,61 @@
+import CupcakeDomain
+import CupcakeStorage
+
+/// The query parameters of `GET /api/cupcakes`, checked: name_prefix, type, favorite, sort,
+/// page and per_page. A bad value is a 400 naming the parameter.
+struct ListParameters: Equatable {
+    /// reqres's default page size.
+    static let defaultPerPage = 6
+    /// The largest page size; larger requests are served at this size.
+    static let maximumPerPage = 100
+
+    var page: Int
+    var perPage: Int
+    var query: OrderQuery
+
+    init(_ parameters: [String: String]) throws(Problem) {
+        // Unknown parameters are ignored, as reqres ignores them.
+        page = try Self.positive(parameters["page"], name: "page") ?? 1
+        perPage = min(try Self.positive(parameters["per_page"], name: "per_page") ?? Self.defaultPerPage, Self.maximumPerPage)
+        var query = OrderQuery()
+        if let prefix = parameters["name_prefix"], !prefix.isEmpty {
+            guard prefix.count <= Order.maximumFieldLength else {
+                throw Problem.badRequest("name_prefix must be at most \(Order.maximumFieldLength) characters.")
+            }
+            query.namePrefix = prefix
+        }
+        if let text = parameters["type"], !text.isEmpty {
+            guard let type = CakeType(argument: text) else {
+                throw Problem.badRequest("type must be one of \(CakeType.choices), not '\(text)'.")
+            }
+            query.type = type.rawValue
+        }
+        if let text = parameters["favorite"], !text.isEmpty {
+            switch text.lowercased() {
+            case "true": query.favorite = true
+            case "false": query.favorite = false
+            default: throw Problem.badRequest("favorite must be true or false, not '\(text)'.")
+            }
+        }
+        if let text = parameters["sort"], !text.isEmpty {
+            guard let sort = OrderQuery.Sort(parameter: text) else {
+                let keys = OrderQuery.SortKey.allCases.map(\.rawValue).joined(separator: ", ")
+                throw Problem.badRequest("sort must be one of \(keys), with '-' in front for descending; not '\(text)'.")
+            }
+            query.sort = sort
+        }
+        query.limit = perPage
+        let (offset, overflow) = (page - 1).multipliedReportingOverflow(by: perPage)
+        guard !overflow, offset <= Int(Int32.max) else { throw Problem.badRequest("page is too large.") }
+        query.offset = offset
+        self.query = query
+    }
+
+    private static func positive(_ text: String?, name: String) throws(Problem) -> Int? {
+        guard let text else { return nil }
+        guard let number = Int(text), number >= 1 else {
+            throw Problem.badRequest("\(name) must be a whole number from 1, not '\(text)'.")
+        }
+        return number
+    }
+}

@@ -1,0 +1,78 @@
+/// A page of order history: filters, a sort and a window.
+public struct OrderQuery: Sendable, Equatable {
+    /// The sort keys.
+    public enum SortKey: String, Sendable, CaseIterable {
+        case createdAt, name, cost, type
+    }
+
+    /// A sort key and direction; ties always break by placement order in the same direction.
+    public struct Sort: Sendable, Equatable, CustomStringConvertible {
+        /// The key.
+        public var key: SortKey
+        /// Whether it is descending.
+        public var descending: Bool
+
+        /// Creates a sort.
+        public init(_ key: SortKey, descending: Bool) {
+            self.key = key
+            self.descending = descending
+        }
+
+        /// Parses `createdAt`, `-createdAt`, `name`, `-cost`, …; `nil` for anything else.
+        public init?(parameter: String) {
+            let descending = parameter.hasPrefix("-")
+            guard let key = SortKey(rawValue: descending ? String(parameter.dropFirst()) : parameter) else { return nil }
+            self.init(key, descending: descending)
+        }
+
+        /// Newest placed first: the default, and `PlacedOrder`'s natural order.
+        public static let newestFirst = Sort(.createdAt, descending: true)
+
+        public var description: String { (descending ? "-" : "") + key.rawValue }
+    }
+
+    /// Names beginning with this, case-insensitively; pattern characters are literal.
+    public var namePrefix: String?
+    /// Only this cake type.
+    public var type: Int?
+    /// Only favourites (`true`) or only the others (`false`).
+    public var favorite: Bool?
+    /// The order of the list.
+    public var sort: Sort
+    /// At most this many orders.
+    public var limit: Int
+    /// Skip this many first.
+    public var offset: Int
+
+    /// Creates a query.
+    public init(
+        namePrefix: String? = nil, type: Int? = nil, favorite: Bool? = nil, sort: Sort = .newestFirst, limit: Int = 6,
+        offset: Int = 0
+    ) {
+        self.namePrefix = namePrefix
+        self.type = type
+        self.favorite = favorite
+        self.sort = sort
+        self.limit = limit
+        self.offset = offset
+    }
+
+    /// The key a name is matched and sorted by: lower-cased with Unicode's full rules.
+    public static func nameKey(_ name: String) -> String {
+        name.lowercased()
+    }
+}
+
+/// One page of orders and the number of orders matching the filters.
+public struct OrderPage: Sendable, Equatable {
+    /// The orders on the page, in the query's order.
+    public var orders: [StoredOrder]
+    /// How many orders match the filters in all.
+    public var total: Int
+
+    /// Creates a page.
+    public init(orders: [StoredOrder], total: Int) {
+        self.orders = orders
+        self.total = total
+    }
+}

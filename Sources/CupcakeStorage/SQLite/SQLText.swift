@@ -1,0 +1,20 @@
+/// SQL assembled only from compile-time constant pieces. A list query is composed from a fixed
+/// set of fragments (filters, an ORDER BY per sort key), and the type makes it impossible for a
+/// value, or any other runtime text, to end up in the SQL: every value is a bound parameter.
+struct SQLText: Hashable, Sendable {
+    private(set) var text: String
+
+    init(_ constant: StaticString) {
+        text = constant.description
+    }
+
+    static func + (lhs: SQLText, rhs: SQLText) -> SQLText {
+        var joined = lhs
+        joined.text += " " + rhs.text
+        return joined
+    }
+
+    static func += (lhs: inout SQLText, rhs: SQLText) {
+        lhs = lhs + rhs
+    }
+}

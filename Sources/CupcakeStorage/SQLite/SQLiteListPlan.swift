@@ -1,0 +1,99 @@
+/// The SQL for one shape of list query, composed only from constant fragments: which filters
+/// are present, the sort, and the index that serves them. Values are bound by name.
+struct SQLiteListPlan {
+    let select: SQLText
+    let count: SQLText
+
+    init(_ query: OrderQuery) {
+        var filters = SQLText("WHERE 1 = 1")
+        if query.namePrefix != nil {
+            filters += SQLText("AND name_key >= :prefix_low AND name_key < :prefix_high")
+        }
+        if query.type != nil {
+            filters += SQLText("AND type = :type")
+        }
+        switch query.favorite {
+        // Literal, not bound: the partial index of favourites can only be used when the
+        // planner sees `is_favorite = 1` in the text.
+        case true?: filters += SQLText("AND is_favorite = 1")
+        case false?: filters += SQLText("AND is_favorite = 0")
+        case nil: break
+        }
+
+        // The index that serves the filter (a range scan), or else the sort (an ordered walk).
+        let byCreated = query.sort.key == .createdAt
+        let source: SQLText
+        if query.namePrefix != nil {
+            source = SQLText("FROM orders INDEXED BY orders_by_name")
+        } else if query.favorite == true && byCreated {
+            source = SQLText("FROM orders INDEXED BY orders_favorites")
+        } else if query.type != nil && byCreated {
+            source = SQLText("FROM orders INDEXED BY orders_by_type")
+        } else if byCreated {
+            source = SQLText("FROM orders INDEXED BY orders_by_created")
+        } else if query.sort.key == .name {
+            source = SQLText("FROM orders INDEXED BY orders_by_name")
+        } else if query.sort.key == .cost {
+            source = SQLText("FROM orders INDEXED BY orders_by_cost")
+        } else {
+            source = SQLText("FROM orders")
+        }
+
+        let order: SQLText
+        switch (query.sort.key, query.sort.descending) {
+        case (.createdAt, false): order = SQLText("ORDER BY created_at_ms ASC, id ASC")
+        case (.createdAt, true): order = SQLText("ORDER BY created_at_ms DESC, id DESC")
+        case (.name, false): order = SQLText("ORDER BY name_key ASC, id ASC")
+        case (.name, true): order = SQLText("ORDER BY name_key DESC, id DESC")
+        case (.cost, false): order = SQLText("ORDER BY cost_cents ASC, id ASC")
+        case (.cost, true): order = SQLText("ORDER BY cost_cents DESC, id DESC")
+        case (.type, false): order = SQLText("ORDER BY type ASC, id ASC")
+        case (.type, true): order = SQLText("ORDER BY type DESC, id DESC")
+        }
+
+        select =
+            SQLText(
+                """
+                SELECT id, type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
+                    name, street_address, city, zip, cost_cents, created_at_ms, is_favorite
+                """) + source + filters + order + SQLText("LIMIT :limit OFFSET :offset")
+
+        if query.namePrefix == nil {
+            // Totals without a name filter come from the trigger-kept counts: O(1), not a scan.
+            var counts = SQLText("SELECT coalesce(sum(count), 0) FROM order_counts WHERE 1 = 1")
+            if query.type != nil { counts += SQLText("AND type = :type") }
+            switch query.favorite {
+            case true?: counts += SQLText("AND is_favorite = 1")
+            case false?: counts += SQLText("AND is_favorite = 0")
+            case nil: break
+            }
+            count = counts
+        } else {
+            count = SQLText("SELECT count(*) FROM orders INDEXED BY orders_by_name") + filters
+        }
+    }
+
+    /// Binds the query's values to whichever named parameters the statement has.
+    func bind(_ statement: SQLiteStatement, _ query: OrderQuery, window: Bool) {
+        if let prefix = query.namePrefix {
+            let low = Array(OrderQuery.nameKey(prefix).utf8)
+            statement.bind(statement.parameter(":prefix_low"), text: low)
+            statement.bind(statement.parameter(":prefix_high"), text: Self.upperBound(low))
+        }
+        if let type = query.type {
+            statement.bind(statement.parameter(":type"), type)
+        }
+        if window {
+            statement.bind(statement.parameter(":limit"), query.limit)
+            statement.bind(statement.parameter(":offset"), query.offset)
+        }
+    }
+
+    /// The smallest byte string greater than every string that starts with `prefix` (text
+    /// compares as bytes): the prefix with its last byte raised by one. UTF-8 never holds 0xFF,
+    /// so there is no carry; an empty prefix has no upper bound short of "everything".
+    static func upperBound(_ prefix: [UInt8]) -> [UInt8] {
+        guard let last = prefix.last else { return [0xFF] }
+        return prefix.dropLast() + [last + 1]
+    }
+}

@@ -1,0 +1,190 @@
+import CupcakeDomain
+import CupcakeTestSupport
+import Foundation
+import Testing
+
+@testable import CupcakeStorage
+
+/// Listing against a real SQLite file, checked against a plain Swift model of the same rules.
+@Suite struct OrderHistoryTests {
+    /// A store seeded with orders whose names, types, favourites and times vary, including
+    /// several placed in the same millisecond.
+    final class Fixture: @unchecked Sendable {
+        let directory: TemporaryDirectory
+        let store: SQLiteOrderStore
+        var stored: [StoredOrder] = []
+
+        init(count: Int = 60) throws {
+            directory = try TemporaryDirectory()
+            store = try SQLiteOrderStore(path: directory.path("orders.sqlite"))
+            let names = ["Ann", "anna", "Bob", "bobby", "Zoë", "zoe", "100% Pure", "a_b", "ab", "Éclair", "éclair fan", "%x"]
+            var batch: [NewOrder] = []
+            for index in 0..<count {
+                let order = Order(
+                    type: index % 4, quantity: 3 + index % 18, specialRequestEnabled: index % 3 == 0,
+                    extraFrosting: index % 3 == 0, name: names[index % names.count], streetAddress: "1 Main",
+                    city: "Town", zip: "00001")
+                // Three orders share each millisecond.
+                batch.append(NewOrder(order: order, costCents: order.costCents, createdAtMilliseconds: 1_700_000_000_000 + Int64(index / 3)))
+            }
+            stored = try store.insert(batch)
+            for order in stored where order.id % 5 == 0 {
+                _ = try store.setFavorite(id: order.id, true)
+            }
+            stored = try stored.map { try #require(try store.order(id: $0.id)) }
+        }
+
+        /// The reference: filter and sort in Swift by the rules of the issue.
+        func expected(_ query: OrderQuery) -> [StoredOrder] {
+            var orders = stored
+            if let prefix = query.namePrefix {
+                orders = orders.filter { $0.order.name.lowercased().hasPrefix(prefix.lowercased()) }
+            }
+            if let type = query.type { orders = orders.filter { $0.order.type == type } }
+            if let favorite = query.favorite { orders = orders.filter { $0.isFavorite == favorite } }
+            orders.sort { a, b in
+                func key(_ o: StoredOrder) -> String {
+                    switch query.sort.key {
+                    case .createdAt: String(format: "%020lld", o.createdAtMilliseconds)
+                    case .name: o.order.name.lowercased()
+                    case .cost: String(format: "%020d", o.costCents)
+                    case .type: String(o.order.type)
+                    }
+                }
+                let (ka, kb) = (key(a), key(b))
+                if ka != kb { return query.sort.descending ? ka.utf8.lexicographicallyPrecedes(kb.utf8) == false : ka.utf8.lexicographicallyPrecedes(kb.utf8) }
+                return query.sort.descending ? a.id > b.id : a.id < b.id
+            }
+            return orders
+        }
+    }
+
+    static let prefixes: [String?] = [nil, "a", "ANN", "bob", "zo", "100%", "a_", "%", "é", "Éclair f", "nobody"]
+    static let types: [Int?] = [nil, 0, 2]
+    static let favorites: [Bool?] = [nil, true, false]
+
+    @Test func everyFilterCombinationMatchesTheModel() throws {
+        let fixture = try Fixture()
+        for prefix in Self.prefixes {
+            for type in Self.types {
+                for favorite in Self.favorites {
+                    let query = OrderQuery(namePrefix: prefix, type: type, favorite: favorite, limit: 1000)
+                    let page = try fixture.store.list(query)
+                    let expected = fixture.expected(query)
+                    #expect(page.orders.map(\.id) == expected.map(\.id), "\(query)")
+                    #expect(page.total == expected.count, "\(query)")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: OrderQuery.SortKey.allCases)
+    func eachSortKeyInBothDirectionsIsStable(key: OrderQuery.SortKey) throws {
+        let fixture = try Fixture()
+        for descending in [false, true] {
+            let query = OrderQuery(sort: OrderQuery.Sort(key, descending: descending), limit: 1000)
+            #expect(try fixture.store.list(query).orders.map(\.id) == fixture.expected(query).map(\.id), "\(query.sort)")
+        }
+    }
+
+    @Test func theDefaultSortIsPlacedOrdersNaturalOrder() throws {
+        let fixture = try Fixture()
+        let listed = try fixture.store.list(OrderQuery(limit: 1000)).orders.map(\.placed)
+        #expect(listed == fixture.stored.map(\.placed).sorted())
+        // Same millisecond: the later placed comes first.
+        #expect(listed[0].createdAtMilliseconds == listed[1].createdAtMilliseconds)
+        #expect(Int(listed[0].id) ?? 0 > Int(listed[1].id) ?? 0)
+    }
+
+    @Test func pagingWalksTheWholeListExactlyOnce() throws {
+        let fixture = try Fixture(count: 20)
+        var seen: [Int64] = []
+        for page in 0..<4 {
+            let result = try fixture.store.list(OrderQuery(limit: 6, offset: page * 6))
+            #expect(result.total == 20)
+            seen += result.orders.map(\.id)
+            #expect(result.orders.count == (page < 3 ? 6 : 2))
+        }
+        #expect(seen == fixture.expected(OrderQuery()).map(\.id))
+        #expect(try fixture.store.list(OrderQuery(limit: 6, offset: 24)).orders.isEmpty)
+    }
+
+    @Test func patternCharactersInAPrefixAreLiteral() throws {
+        let fixture = try Fixture()
+        let percent = try fixture.store.list(OrderQuery(namePrefix: "100%", limit: 100)).orders
+        #expect(!percent.isEmpty)
+        #expect(percent.allSatisfy { $0.order.name == "100% Pure" })
+        let underscore = try fixture.store.list(OrderQuery(namePrefix: "a_", limit: 100)).orders
+        #expect(!underscore.isEmpty)
+        #expect(underscore.allSatisfy { $0.order.name == "a_b" })
+    }
+
+    @Test func favouritesAndCancellationKeepTheCountsRight() throws {
+        let fixture = try Fixture(count: 12)
+        let before = try fixture.store.list(OrderQuery(favorite: true)).total
+        let target = try #require(fixture.stored.first { !$0.isFavorite })
+        #expect(try fixture.store.setFavorite(id: target.id, true)?.isFavorite == true)
+        #expect(try fixture.store.list(OrderQuery(favorite: true)).total == before + 1)
+        #expect(try fixture.store.setFavorite(id: target.id, true)?.isFavorite == true)  // idempotent
+        #expect(try fixture.store.list(OrderQuery(favorite: true)).total == before + 1)
+        #expect(try fixture.store.delete(id: target.id))
+        #expect(try fixture.store.order(id: target.id) == nil)
+        #expect(try !fixture.store.delete(id: target.id))
+        #expect(try fixture.store.setFavorite(id: target.id, false) == nil)
+        #expect(try fixture.store.list(OrderQuery(favorite: true)).total == before)
+        #expect(try fixture.store.orderCount() == 11)
+        #expect(try !fixture.store.list(OrderQuery(limit: 100)).orders.contains { $0.id == target.id })
+    }
+
+    @Test(arguments: [
+        (OrderQuery(namePrefix: "ann"), "orders_by_name"),
+        (OrderQuery(namePrefix: "ann", favorite: true), "orders_by_name"),
+        (OrderQuery(favorite: true), "orders_favorites"),
+        (OrderQuery(type: 2), "orders_by_type"),
+        (OrderQuery(), "orders_by_created"),
+        (OrderQuery(sort: OrderQuery.Sort(.cost, descending: true)), "orders_by_cost"),
+    ])
+    func eachFilterUsesAnIndexNotAFullScan(query: OrderQuery, index: String) throws {
+        let fixture = try Fixture(count: 12)
+        let plan = try fixture.store.explain(query)
+        #expect(plan.contains { $0.contains("USING INDEX \(index)") || $0.contains("USING COVERING INDEX \(index)") }, "\(plan)")
+        if query.namePrefix != nil || query.type != nil {
+            #expect(plan.contains { $0.hasPrefix("SEARCH") }, "a range scan: \(plan)")
+        }
+        #expect(!plan.contains { $0 == "SCAN orders" }, "\(plan)")
+    }
+}
+
+@Suite struct MigrationTests {
+    @Test func aVersion1DatabaseIsMigratedWithItsOrders() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("old.sqlite")
+        do {
+            let connection = try SQLiteConnection(path: path)
+            try connection.execute(SQLiteSchema.migrations[0].sql)
+            try connection.execute(
+                """
+                INSERT INTO orders (type, quantity, special_request_enabled, extra_frosting, add_sprinkles, name,
+                    street_address, city, zip, cost_cents, created_at_ms, is_favorite)
+                VALUES (1, 3, 0, 0, 0, 'Ärger Ann', 's', 'c', 'z', 650, 1, 1), (2, 4, 0, 0, 0, 'bob', 's', 'c', 'z', 900, 2, 0)
+                """)
+            connection.close()
+        }
+        let store = try SQLiteOrderStore(path: path)
+        #expect(try store.schemaVersion() == SQLiteOrderStore.latestSchemaVersion)
+        #expect(try store.list(OrderQuery(namePrefix: "äR")).orders.map(\.order.name) == ["Ärger Ann"])
+        #expect(try store.list(OrderQuery(favorite: true)).total == 1)
+        #expect(try store.orderCount() == 2)
+    }
+
+    @Test func aNewerSchemaIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("future.sqlite")
+        do {
+            let connection = try SQLiteConnection(path: path)
+            try connection.execute("PRAGMA user_version = 99")
+            connection.close()
+        }
+        #expect(throws: StorageError.self) { try SQLiteOrderStore(path: path) }
+    }
+}

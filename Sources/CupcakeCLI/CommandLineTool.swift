@@ -11,6 +11,10 @@ public enum CommandLineTool {
         AddressSetCommand.self,
         AddressShowCommand.self,
         AddressClearCommand.self,
+        OrdersListCommand.self,
+        OrdersShowCommand.self,
+        OrdersFavoriteCommand.self,
+        OrdersCancelCommand.self,
     ]
 
     /// The top-level words and what they do, for the root help.
@@ -24,7 +28,8 @@ public enum CommandLineTool {
     }
 
     static let groupAbstracts: [String: String] = [
-        "address": "Save, show or forget the delivery address."
+        "address": "Save, show or forget the delivery address.",
+        "orders": "List, show, favourite or cancel placed orders.",
     ]
 
     /// Runs the command line and returns the exit status; writes only through `console`.

@@ -14,6 +14,8 @@ public struct CheckoutError: Error, Sendable, Equatable, CustomStringConvertible
         case protocolError
         /// The configuration is unusable; exit 78.
         case configuration
+        /// No order with that id; exit 66.
+        case notFound
     }
 
     /// The kind of failure.

@@ -6,7 +6,8 @@ import Testing
 @Suite struct HistoryEndpointTests {
     static func seed(_ server: TestServer, names: [String]) throws -> [String] {
         try names.enumerated().map { index, name in
-            let json = #"{"type":\#(index % 4),"quantity":\#(3 + index),"name":"\#(name)","streetAddress":"s","city":"c","zip":"z"}"#
+            let json =
+                #"{"type":\#(index % 4),"quantity":\#(3 + index),"name":"\#(name)","streetAddress":"s","city":"c","zip":"z"}"#
             let response = try RawHTTP.postOrder(port: server.port, json: json)
             return try #require(response.json?["id"] as? String)
         }
@@ -60,7 +61,9 @@ import Testing
         #expect((capped["data"] as? [Any])?.count == 7)
     }
 
-    @Test(arguments: ["?sort=price", "?sort=--name", "?page=0", "?page=abc", "?per_page=-1", "?type=mint", "?favorite=yes"])
+    @Test(arguments: [
+        "?sort=price", "?sort=--name", "?page=0", "?page=abc", "?per_page=-1", "?type=mint", "?favorite=yes",
+    ])
     func badParametersAre400(query: String) throws {
         let server = try TestServer()
         let response = try Self.list(server, query)
@@ -72,7 +75,8 @@ import Testing
         let server = try TestServer()
         let ids = try Self.seed(server, names: ["Ann", "Bob", "Cy"])
         let on = try RawHTTP.request(
-            port: server.port, method: "PATCH", path: "/api/cupcakes/\(ids[1])", headers: ["Content-Type": "application/json"],
+            port: server.port, method: "PATCH", path: "/api/cupcakes/\(ids[1])",
+            headers: ["Content-Type": "application/json"],
             body: Data(#"{"isFavorite": true}"#.utf8))
         #expect(on.status == 200)
         #expect((on.json?["data"] as? [String: Any])?["isFavorite"] as? Bool == true)
@@ -81,7 +85,8 @@ import Testing
         let others = try #require(try Self.list(server, "?favorite=false").json)
         #expect(others["total"] as? Int == 2)
         let off = try RawHTTP.request(
-            port: server.port, method: "PATCH", path: "/api/cupcakes/\(ids[1])", body: Data(#"{"isFavorite": false}"#.utf8))
+            port: server.port, method: "PATCH", path: "/api/cupcakes/\(ids[1])",
+            body: Data(#"{"isFavorite": false}"#.utf8))
         #expect((off.json?["data"] as? [String: Any])?["isFavorite"] as? Bool == false)
     }
 
@@ -89,7 +94,8 @@ import Testing
     func aBadPatchIs422(body: String) throws {
         let server = try TestServer()
         let ids = try Self.seed(server, names: ["Ann"])
-        let response = try RawHTTP.request(port: server.port, method: "PATCH", path: "/api/cupcakes/\(ids[0])", body: Data(body.utf8))
+        let response = try RawHTTP.request(
+            port: server.port, method: "PATCH", path: "/api/cupcakes/\(ids[0])", body: Data(body.utf8))
         #expect(response.status == 422)
         #expect((response.json?["errors"] as? [Any])?.isEmpty == false)
     }
@@ -103,8 +109,11 @@ import Testing
         #expect(try RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes/\(ids[0])").status == 404)
         #expect(try RawHTTP.request(port: server.port, method: "DELETE", path: "/api/cupcakes/\(ids[0])").status == 404)
         #expect(
-            try RawHTTP.request(port: server.port, method: "PATCH", path: "/api/cupcakes/\(ids[0])", body: Data(#"{"isFavorite":true}"#.utf8))
-                .status == 404)
+            try RawHTTP.request(
+                port: server.port, method: "PATCH", path: "/api/cupcakes/\(ids[0])",
+                body: Data(#"{"isFavorite":true}"#.utf8)
+            )
+            .status == 404)
         let list = try #require(try Self.list(server, "").json)
         #expect(list["total"] as? Int == 1)
         #expect((list["data"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [ids[1]])
@@ -112,7 +121,8 @@ import Testing
 
     @Test func anItemAnswers405WithAllowForOtherMethods() throws {
         let server = try TestServer()
-        let response = try RawHTTP.request(port: server.port, method: "PUT", path: "/api/cupcakes/1", body: Data("{}".utf8))
+        let response = try RawHTTP.request(
+            port: server.port, method: "PUT", path: "/api/cupcakes/1", body: Data("{}".utf8))
         #expect(response.status == 405)
         #expect(response.headers["allow"] == "GET, PATCH, DELETE")
     }

@@ -17,7 +17,9 @@ import Testing
         init(count: Int = 60) throws {
             directory = try TemporaryDirectory()
             store = try SQLiteOrderStore(path: directory.path("orders.sqlite"))
-            let names = ["Ann", "anna", "Bob", "bobby", "Zoë", "zoe", "100% Pure", "a_b", "ab", "Éclair", "éclair fan", "%x"]
+            let names = [
+                "Ann", "anna", "Bob", "bobby", "Zoë", "zoe", "100% Pure", "a_b", "ab", "Éclair", "éclair fan", "%x",
+            ]
             var batch: [NewOrder] = []
             for index in 0..<count {
                 let order = Order(
@@ -25,7 +27,10 @@ import Testing
                     extraFrosting: index % 3 == 0, name: names[index % names.count], streetAddress: "1 Main",
                     city: "Town", zip: "00001")
                 // Three orders share each millisecond.
-                batch.append(NewOrder(order: order, costCents: order.costCents, createdAtMilliseconds: 1_700_000_000_000 + Int64(index / 3)))
+                batch.append(
+                    NewOrder(
+                        order: order, costCents: order.costCents,
+                        createdAtMilliseconds: 1_700_000_000_000 + Int64(index / 3)))
             }
             stored = try store.insert(batch)
             for order in stored where order.id % 5 == 0 {
@@ -52,7 +57,11 @@ import Testing
                     }
                 }
                 let (ka, kb) = (key(a), key(b))
-                if ka != kb { return query.sort.descending ? ka.utf8.lexicographicallyPrecedes(kb.utf8) == false : ka.utf8.lexicographicallyPrecedes(kb.utf8) }
+                if ka != kb {
+                    return query.sort.descending
+                        ? ka.utf8.lexicographicallyPrecedes(kb.utf8) == false
+                        : ka.utf8.lexicographicallyPrecedes(kb.utf8)
+                }
                 return query.sort.descending ? a.id > b.id : a.id < b.id
             }
             return orders
@@ -83,7 +92,8 @@ import Testing
         let fixture = try Fixture()
         for descending in [false, true] {
             let query = OrderQuery(sort: OrderQuery.Sort(key, descending: descending), limit: 1000)
-            #expect(try fixture.store.list(query).orders.map(\.id) == fixture.expected(query).map(\.id), "\(query.sort)")
+            #expect(
+                try fixture.store.list(query).orders.map(\.id) == fixture.expected(query).map(\.id), "\(query.sort)")
         }
     }
 
@@ -147,7 +157,9 @@ import Testing
     func eachFilterUsesAnIndexNotAFullScan(query: OrderQuery, index: String) throws {
         let fixture = try Fixture(count: 12)
         let plan = try fixture.store.explain(query)
-        #expect(plan.contains { $0.contains("USING INDEX \(index)") || $0.contains("USING COVERING INDEX \(index)") }, "\(plan)")
+        #expect(
+            plan.contains { $0.contains("USING INDEX \(index)") || $0.contains("USING COVERING INDEX \(index)") },
+            "\(plan)")
         if query.namePrefix != nil || query.type != nil {
             #expect(plan.contains { $0.hasPrefix("SEARCH") }, "a range scan: \(plan)")
         }

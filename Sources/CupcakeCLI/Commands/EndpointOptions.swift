@@ -53,6 +53,7 @@ enum EndpointOptions {
         case .rejected: CLIError(.data, error.message)
         case .protocolError: CLIError(.protocol, error.message)
         case .configuration: CLIError(.config, error.message)
+        case .notFound: CLIError(.notFound, error.message)
         }
     }
 }

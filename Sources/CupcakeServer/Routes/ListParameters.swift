@@ -16,7 +16,8 @@ struct ListParameters: Equatable {
     init(_ parameters: [String: String]) throws(Problem) {
         // Unknown parameters are ignored, as reqres ignores them.
         page = try Self.positive(parameters["page"], name: "page") ?? 1
-        perPage = min(try Self.positive(parameters["per_page"], name: "per_page") ?? Self.defaultPerPage, Self.maximumPerPage)
+        perPage = min(
+            try Self.positive(parameters["per_page"], name: "per_page") ?? Self.defaultPerPage, Self.maximumPerPage)
         var query = OrderQuery()
         if let prefix = parameters["name_prefix"], !prefix.isEmpty {
             guard prefix.count <= Order.maximumFieldLength else {
@@ -40,7 +41,8 @@ struct ListParameters: Equatable {
         if let text = parameters["sort"], !text.isEmpty {
             guard let sort = OrderQuery.Sort(parameter: text) else {
                 let keys = OrderQuery.SortKey.allCases.map(\.rawValue).joined(separator: ", ")
-                throw Problem.badRequest("sort must be one of \(keys), with '-' in front for descending; not '\(text)'.")
+                throw Problem.badRequest(
+                    "sort must be one of \(keys), with '-' in front for descending; not '\(text)'.")
             }
             query.sort = sort
         }

@@ -149,7 +149,9 @@ public final class OrderAPI: HTTPHandler {
         let value = object["isFavorite"] as? NSNumber
         let isBool = value.map { String(cString: $0.objCType) == "c" } ?? false
         if !isBool {
-            errors.insert((field: "isFavorite", rule: object["isFavorite"] == nil ? "is required" : "must be true or false"), at: 0)
+            errors.insert(
+                (field: "isFavorite", rule: object["isFavorite"] == nil ? "is required" : "must be true or false"),
+                at: 0)
         }
         guard errors.isEmpty, let value else {
             throw Problem.unprocessable("The change is not valid.", errors: errors)

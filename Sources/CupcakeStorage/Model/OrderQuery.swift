@@ -21,7 +21,9 @@ public struct OrderQuery: Sendable, Equatable {
         /// Parses `createdAt`, `-createdAt`, `name`, `-cost`, …; `nil` for anything else.
         public init?(parameter: String) {
             let descending = parameter.hasPrefix("-")
-            guard let key = SortKey(rawValue: descending ? String(parameter.dropFirst()) : parameter) else { return nil }
+            guard let key = SortKey(rawValue: descending ? String(parameter.dropFirst()) : parameter) else {
+                return nil
+            }
             self.init(key, descending: descending)
         }
 

@@ -57,12 +57,15 @@ final class SQLiteConnection {
 
     /// Runs `body` with the cached prepared statement for constant SQL, then resets it, so no
     /// statement is left holding a read snapshot (which would stop WAL checkpoints).
-    func withStatement<T>(_ sql: StaticString, _ body: (SQLiteStatement) throws(StorageError) -> T) throws(StorageError) -> T {
+    func withStatement<T>(_ sql: StaticString, _ body: (SQLiteStatement) throws(StorageError) -> T) throws(StorageError)
+        -> T
+    {
         try withStatement(SQLText(sql), body)
     }
 
     /// The same for SQL composed from constant fragments.
-    func withStatement<T>(_ sql: SQLText, _ body: (SQLiteStatement) throws(StorageError) -> T) throws(StorageError) -> T {
+    func withStatement<T>(_ sql: SQLText, _ body: (SQLiteStatement) throws(StorageError) -> T) throws(StorageError) -> T
+    {
         let statement = try prepared(sql)
         defer { statement.reset() }
         return try body(statement)

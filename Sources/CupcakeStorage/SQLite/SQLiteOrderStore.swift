@@ -208,7 +208,8 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
 
     public func setFavorite(id: Int64, _ isFavorite: Bool) throws(StorageError) -> StoredOrder? {
         let changed = try withWriter { connection throws(StorageError) -> Bool in
-            try connection.withStatement("UPDATE orders SET is_favorite = ? WHERE id = ?") { update throws(StorageError) in
+            try connection.withStatement("UPDATE orders SET is_favorite = ? WHERE id = ?") {
+                update throws(StorageError) in
                 update.bind(1, isFavorite)
                 update.bind(2, id)
                 try update.step()

@@ -1,0 +1,175 @@
+import CupcakeCheckout
+import CupcakeDomain
+import Foundation
+
+/// `cupcake orders list`: a page of the history as an aligned table.
+struct OrdersListCommand: Command {
+    static let path = ["orders", "list"]
+    static let abstract = "List orders, newest first, a page at a time."
+    static let usageArguments =
+        "[--name-prefix <p>] [--type <type>] [--favorites] [--sort <key>] [--page <n>] [--per-page <n>] [--json]"
+    static let options: [OptionSpec] =
+        [
+            .value(
+                "--name-prefix", valueName: "<prefix>",
+                help: "Names beginning with this (any case; % and _ are literal)."),
+            .value("--type", valueName: "<type>", help: "Only this cake type: \(CakeType.choices)."),
+            .flag("--favorites", help: "Only favourites."),
+            .value(
+                "--sort", valueName: "<key>", help: "createdAt, name, cost or type; '-' in front for descending.",
+                defaultValue: "-createdAt"),
+            .value("--page", valueName: "<n>", help: "Page number, from 1.", defaultValue: "1"),
+            .value("--per-page", valueName: "<n>", help: "Orders per page, at most 100.", defaultValue: "6"),
+            .flag("--json", help: "Print the endpoint's JSON."),
+        ] + EndpointOptions.specs
+
+    var listing = OrdersClient.ListRequest()
+    var json: Bool
+    var endpointFlags: CheckoutConfiguration.Flags
+
+    init(_ arguments: ParsedArguments, console: Console) throws(CLIError) {
+        try arguments.expectNoPositionals()
+        listing.namePrefix = arguments.value("--name-prefix")
+        if let type = arguments.value("--type") {
+            guard CakeType(argument: type) != nil else {
+                throw .usage(
+                    "The value '\(type)' is invalid for '--type <type>': expected \(CakeType.choices).",
+                    arguments.command)
+            }
+            listing.type = type
+        }
+        listing.favoritesOnly = arguments.has("--favorites")
+        if let sort = arguments.value("--sort") {
+            let key = sort.hasPrefix("-") ? String(sort.dropFirst()) : sort
+            guard ["createdAt", "name", "cost", "type"].contains(key) else {
+                throw .usage(
+                    "The value '\(sort)' is invalid for '--sort <key>': expected createdAt, name, cost or type, optionally with '-'.",
+                    arguments.command)
+            }
+            listing.sort = sort
+        }
+        listing.page = try arguments.integer("--page", in: 1...Int(Int32.max))
+        listing.perPage = try arguments.integer("--per-page", in: 1...100)
+        json = arguments.has("--json")
+        endpointFlags = try EndpointOptions.flags(arguments)
+    }
+
+    func run(console: Console) async throws(CLIError) {
+        let client = OrdersClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
+        let page: OrderListPage
+        do {
+            page = try await client.list(listing)
+        } catch {
+            throw EndpointOptions.cliError(error)
+        }
+        if json {
+            console.print(OrderTable.pretty(page.raw))
+            return
+        }
+        var orders = page.orders
+        // The default sort is PlacedOrder's natural order: when every row is complete, order the
+        // page by it, which is how the server must have ordered it.
+        if listing.sort == nil || listing.sort == "-createdAt" {
+            let placed = orders.compactMap(\.placed)
+            if placed.count == orders.count {
+                orders = zip(placed, orders).sorted { $0.0 < $1.0 }.map(\.1)
+            }
+        }
+        if orders.isEmpty {
+            console.print("No orders.")
+        } else {
+            for line in OrderTable.render(orders) { console.print(line) }
+        }
+        let number = page.page ?? listing.page ?? 1
+        let pages = page.totalPages.map(String.init) ?? "?"
+        let total = page.total.map { " (\($0) order\($0 == 1 ? "" : "s"))" } ?? ""
+        console.print("page \(number) of \(pages)\(total)")
+    }
+}
+
+/// `cupcake orders show ID`.
+struct OrdersShowCommand: Command {
+    static let path = ["orders", "show"]
+    static let abstract = "Show one order."
+    static let usageArguments = "<id> [--json]"
+    static let options: [OptionSpec] = [.flag("--json", help: "Print JSON.")] + EndpointOptions.specs
+
+    var id: String
+    var json: Bool
+    var endpointFlags: CheckoutConfiguration.Flags
+
+    init(_ arguments: ParsedArguments, console: Console) throws(CLIError) {
+        id = try OrderTable.singleID(arguments)
+        json = arguments.has("--json")
+        endpointFlags = try EndpointOptions.flags(arguments)
+    }
+
+    func run(console: Console) async throws(CLIError) {
+        let client = OrdersClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
+        let order: ListedOrder
+        do {
+            order = try await client.show(id: id)
+        } catch {
+            throw EndpointOptions.cliError(error)
+        }
+        if json {
+            console.print(OrderTable.pretty(order.raw))
+            return
+        }
+        for line in OrderTable.details(order) { console.print(line) }
+    }
+}
+
+/// `cupcake orders favorite ID [--off]`.
+struct OrdersFavoriteCommand: Command {
+    static let path = ["orders", "favorite"]
+    static let abstract = "Mark an order as a favourite (or unmark it with --off)."
+    static let usageArguments = "<id> [--off]"
+    static let options: [OptionSpec] = [.flag("--off", help: "Unmark it.")] + EndpointOptions.specs
+
+    var id: String
+    var isFavorite: Bool
+    var endpointFlags: CheckoutConfiguration.Flags
+
+    init(_ arguments: ParsedArguments, console: Console) throws(CLIError) {
+        id = try OrderTable.singleID(arguments)
+        isFavorite = !arguments.has("--off")
+        endpointFlags = try EndpointOptions.flags(arguments)
+    }
+
+    func run(console: Console) async throws(CLIError) {
+        let client = OrdersClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
+        do {
+            _ = try await client.setFavorite(id: id, isFavorite)
+        } catch {
+            throw EndpointOptions.cliError(error)
+        }
+        console.print(isFavorite ? "★ Order \(id) is a favourite." : "Order \(id) is no longer a favourite.")
+    }
+}
+
+/// `cupcake orders cancel ID`.
+struct OrdersCancelCommand: Command {
+    static let path = ["orders", "cancel"]
+    static let abstract = "Cancel an order."
+    static let usageArguments = "<id>"
+    static let options: [OptionSpec] = EndpointOptions.specs
+
+    var id: String
+    var endpointFlags: CheckoutConfiguration.Flags
+
+    init(_ arguments: ParsedArguments, console: Console) throws(CLIError) {
+        id = try OrderTable.singleID(arguments)
+        endpointFlags = try EndpointOptions.flags(arguments)
+    }
+
+    func run(console: Console) async throws(CLIError) {
+        let client = OrdersClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
+        do {
+            try await client.cancel(id: id)
+        } catch {
+            throw EndpointOptions.cliError(error)
+        }
+        console.print("Order \(id) is cancelled.")
+    }
+}

@@ -1,0 +1,92 @@
+import CupcakeDomain
+import Foundation
+
+/// An order as the endpoint lists it, read leniently: any field may be missing or of the wrong
+/// type (another server, an older one), and is then shown with a fallback instead of failing.
+public struct ListedOrder: Sendable, Equatable {
+    /// The id, if the endpoint gave one.
+    public var id: String?
+    /// The creation time as written, if any.
+    public var createdAt: String?
+    /// The customer's name.
+    public var name: String?
+    /// The cake type's index.
+    public var type: Int?
+    /// How many cakes.
+    public var quantity: Int?
+    /// The price in cents.
+    public var costCents: Int?
+    /// Whether it is a favourite.
+    public var isFavorite: Bool?
+    /// The whole order, when every wire key decoded.
+    public var order: Order?
+    /// The element as received, for `--json`.
+    public var raw: Data
+
+    /// Reads one element of `data`.
+    public init(json object: [String: Any]) {
+        func integer(_ key: String) -> Int? {
+            guard let number = object[key] as? NSNumber, String(cString: number.objCType) != "c" else { return nil }
+            return number.doubleValue == Double(number.intValue) ? number.intValue : nil
+        }
+        switch object["id"] {
+        case let text as String: id = text
+        case let number as NSNumber where String(cString: number.objCType) != "c": id = number.stringValue
+        default: id = nil
+        }
+        createdAt = object["createdAt"] as? String
+        name = object["name"] as? String
+        type = integer("type")
+        quantity = integer("quantity")
+        costCents = integer("costCents")
+        isFavorite = (object["isFavorite"] as? NSNumber).flatMap {
+            String(cString: $0.objCType) == "c" ? $0.boolValue : nil
+        }
+        raw = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        order = try? Order.decode(json: raw)
+    }
+
+    /// The placed order, when everything needed for it is here.
+    public var placed: PlacedOrder? {
+        guard let order, let id, let createdAt, let milliseconds = Timestamp.milliseconds(iso8601: createdAt) else {
+            return nil
+        }
+        return PlacedOrder(
+            order: order, id: id, createdAtMilliseconds: milliseconds, costCents: costCents ?? order.costCents,
+            isFavorite: isFavorite ?? false)
+    }
+}
+
+/// One page of the history, in reqres's list shape.
+public struct OrderListPage: Sendable {
+    /// The page number.
+    public var page: Int?
+    /// The page size.
+    public var perPage: Int?
+    /// Orders matching in all.
+    public var total: Int?
+    /// Pages in all.
+    public var totalPages: Int?
+    /// The orders on this page.
+    public var orders: [ListedOrder]
+    /// The answer as received, for `--json`.
+    public var raw: Data
+
+    /// Reads a list answer.
+    ///
+    /// - Throws: ``CheckoutError`` (protocol) when it is not an object with a `data` array.
+    public init(json data: Data) throws(CheckoutError) {
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+            let items = object["data"] as? [Any]
+        else {
+            throw CheckoutError(
+                .protocolError, "The endpoint's list is not reqres's shape: \(Confirmation.preview(data)).")
+        }
+        page = object["page"] as? Int
+        perPage = object["per_page"] as? Int
+        total = object["total"] as? Int
+        totalPages = object["total_pages"] as? Int
+        orders = items.map { ListedOrder(json: $0 as? [String: Any] ?? [:]) }
+        raw = data
+    }
+}

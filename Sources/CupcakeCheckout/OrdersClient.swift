@@ -1,0 +1,109 @@
+import CupcakeDomain
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Reads and changes the order history at the collection the configured order endpoint names
+/// (`…/api/cupcakes`), with the same transport, retries and credentials as placing an order.
+public final class OrdersClient: Sendable {
+    private let transport: Transport
+
+    /// Creates a client.
+    public init(configuration: CheckoutConfiguration) {
+        transport = Transport(configuration: configuration)
+    }
+
+    /// The list filters and window, as query parameters.
+    public struct ListRequest: Sendable {
+        /// `name_prefix`.
+        public var namePrefix: String?
+        /// `type` (an index or a name).
+        public var type: String?
+        /// `favorite=true` when set.
+        public var favoritesOnly = false
+        /// `sort`.
+        public var sort: String?
+        /// `page`.
+        public var page: Int?
+        /// `per_page`.
+        public var perPage: Int?
+
+        /// An unfiltered first page.
+        public init() {}
+    }
+
+    /// One page of orders.
+    public func list(_ listing: ListRequest, events: @Sendable (TransportEvent) -> Void = { _ in })
+        async throws(CheckoutError)
+        -> OrderListPage
+    {
+        var components = URLComponents(url: transport.configuration.endpoint, resolvingAgainstBaseURL: false)
+        var items: [URLQueryItem] = []
+        if let prefix = listing.namePrefix { items.append(URLQueryItem(name: "name_prefix", value: prefix)) }
+        if let type = listing.type { items.append(URLQueryItem(name: "type", value: type)) }
+        if listing.favoritesOnly { items.append(URLQueryItem(name: "favorite", value: "true")) }
+        if let sort = listing.sort { items.append(URLQueryItem(name: "sort", value: sort)) }
+        if let page = listing.page { items.append(URLQueryItem(name: "page", value: String(page))) }
+        if let perPage = listing.perPage { items.append(URLQueryItem(name: "per_page", value: String(perPage))) }
+        components?.queryItems = items.isEmpty ? nil : items
+        // `+` is a space to some servers: encode it, and the other reserved characters, strictly.
+        let query = components?.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        components?.percentEncodedQuery = query
+        guard let url = components?.url else {
+            throw CheckoutError(.configuration, "Cannot build a list URL from \(transport.configuration.endpoint).")
+        }
+        let answer = try await transport.send(transport.request("GET", url), events: events)
+        return try OrderListPage(json: answer.data)
+    }
+
+    /// One order by id.
+    public func show(id: String, events: @Sendable (TransportEvent) -> Void = { _ in }) async throws(CheckoutError)
+        -> ListedOrder
+    {
+        let answer = try await transport.send(transport.request("GET", try url(id)), passing: [404], events: events)
+        return try single(answer, id: id)
+    }
+
+    /// Marks or unmarks an order as a favourite.
+    public func setFavorite(
+        id: String, _ isFavorite: Bool, events: @Sendable (TransportEvent) -> Void = { _ in }
+    ) async throws(CheckoutError) -> ListedOrder {
+        let body = Data(#"{"isFavorite":\#(isFavorite)}"#.utf8)
+        let answer = try await transport.send(
+            transport.request("PATCH", try url(id), body: body), passing: [404], events: events)
+        return try single(answer, id: id)
+    }
+
+    /// Cancels an order. A 404 on a retry counts as done: the first attempt deleted it and its
+    /// answer was lost.
+    public func cancel(id: String, events: @Sendable (TransportEvent) -> Void = { _ in }) async throws(CheckoutError) {
+        let answer = try await transport.send(transport.request("DELETE", try url(id)), passing: [404], events: events)
+        if answer.status == 404 && answer.attempt == 1 {
+            throw notFound(id)
+        }
+    }
+
+    private func url(_ id: String) throws(CheckoutError) -> URL {
+        let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))
+        guard !id.isEmpty, let escaped = id.addingPercentEncoding(withAllowedCharacters: allowed) else {
+            throw CheckoutError(.notFound, "An order id must not be empty.")
+        }
+        return transport.configuration.endpoint.appendingPathComponent(escaped, isDirectory: false)
+    }
+
+    private func single(_ answer: Transport.Answer, id: String) throws(CheckoutError) -> ListedOrder {
+        if answer.status == 404 { throw notFound(id) }
+        guard let object = (try? JSONSerialization.jsonObject(with: answer.data)) as? [String: Any] else {
+            throw CheckoutError(
+                .protocolError, "The endpoint's answer is not a JSON object: \(Confirmation.preview(answer.data)).")
+        }
+        return ListedOrder(json: object["data"] as? [String: Any] ?? object)
+    }
+
+    private func notFound(_ id: String) -> CheckoutError {
+        CheckoutError(
+            .notFound, "There is no order with id '\(id)' at \(transport.configuration.endpoint.absoluteString).")
+    }
+}

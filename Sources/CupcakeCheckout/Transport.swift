@@ -1,0 +1,216 @@
+import CupcakeDomain
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What happens while a request is out, for a progress display.
+public enum TransportEvent: Sendable {
+    /// Attempt `number` of `total` is starting.
+    case attempt(number: Int, total: Int)
+    /// Waiting `seconds` before the next attempt, after `reason`.
+    case waiting(seconds: Double, reason: String)
+}
+
+/// One long-lived URLSession (libcurl underneath on Linux) with what every cupcake request
+/// needs: the standard headers, a deadline of our own on each attempt (URLSession on Linux
+/// truncates its timeouts to whole seconds), and retries with backoff on connection failures,
+/// timeouts, 409, 429 and 5xx, never on other 4xx.
+final class Transport: Sendable {
+    let session: URLSession
+    let configuration: CheckoutConfiguration
+
+    init(configuration: CheckoutConfiguration) {
+        self.configuration = configuration
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        sessionConfiguration.urlCache = nil
+        // A backstop only: the real deadline is our own, in `attempt`.
+        sessionConfiguration.timeoutIntervalForRequest = configuration.timeoutSeconds.rounded(.up) + 1
+        session = URLSession(configuration: sessionConfiguration)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// A request to `url` with the standard and configured headers.
+    func request(_ method: String, _ url: URL, body: Data? = nil) -> URLRequest {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.httpBody = body
+        if body != nil {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        request.setValue("cupcake/\(Cupcake.version)", forHTTPHeaderField: "User-Agent")
+        for (name, value) in configuration.headers {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        if let apiKey = configuration.apiKey {
+            request.setValue(apiKey, forHTTPHeaderField: "x-api-key")
+        }
+        return request
+    }
+
+    /// An answer the caller handles itself.
+    struct Answer {
+        var status: Int
+        var data: Data
+        /// Which attempt it answered (1-based).
+        var attempt: Int
+    }
+
+    /// Sends with retries; returns a 2xx answer or one whose status is in `passing`, and throws
+    /// every other failure as a ``CheckoutError``.
+    func send(
+        _ request: URLRequest, passing: Set<Int> = [], events: @Sendable (TransportEvent) -> Void
+    ) async throws(CheckoutError) -> Answer {
+        let policy = RetryPolicy(retries: configuration.retries)
+        let total = policy.retries + 1
+        var lastFailure = CheckoutError(.temporary, "")
+        for number in 1...total {
+            events(.attempt(number: number, total: total))
+            let retryAfter: String?
+            switch await attempt(request) {
+            case .answer(let status, let data, let headers):
+                if (200...299).contains(status) || passing.contains(status) {
+                    return Answer(status: status, data: data, attempt: number)
+                }
+                let failure = Self.failure(status: status, data: data)
+                guard RetryPolicy.isRetryable(status: status) else { throw failure }
+                lastFailure = failure
+                retryAfter = headers["retry-after"]
+            case .failed(let failure):
+                lastFailure = failure
+                retryAfter = nil
+            }
+            guard number < total else { break }
+            let wait = policy.delay(beforeRetry: number, retryAfter: retryAfter)
+            events(.waiting(seconds: wait, reason: lastFailure.message))
+            try? await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000))
+        }
+        let tries = total == 1 ? "1 try" : "\(total) tries"
+        switch lastFailure.code {
+        case .unreachable:
+            throw CheckoutError(.unreachable, "\(lastFailure.message) (gave up after \(tries)).")
+        default:
+            throw CheckoutError(.temporary, "\(lastFailure.message) (gave up after \(tries)).")
+        }
+    }
+
+    private enum Outcome {
+        case answer(status: Int, data: Data, headers: [String: String])
+        case failed(CheckoutError)
+    }
+
+    /// One request with our own deadline.
+    private func attempt(_ request: URLRequest) async -> Outcome {
+        let endpoint = request.url?.absoluteString ?? configuration.endpoint.absoluteString
+        let timeout = configuration.timeoutSeconds
+        let timedOut = Flag()
+        return await withCheckedContinuation { continuation in
+            let task = session.dataTask(with: request) { data, response, error in
+                if let error {
+                    continuation.resume(
+                        returning: .failed(
+                            Self.failure(error, endpoint: endpoint, timedOut: timedOut.isSet, timeout: timeout)))
+                    return
+                }
+                guard let http = response as? HTTPURLResponse else {
+                    continuation.resume(
+                        returning: .failed(CheckoutError(.protocolError, "\(endpoint) did not answer with HTTP.")))
+                    return
+                }
+                var headers: [String: String] = [:]
+                for (name, value) in http.allHeaderFields {
+                    if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+                }
+                continuation.resume(returning: .answer(status: http.statusCode, data: data ?? Data(), headers: headers))
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak task] in
+                guard let task, task.state == .running else { return }
+                timedOut.set()
+                task.cancel()
+            }
+            task.resume()
+        }
+    }
+
+    /// A transport error as a checkout failure.
+    static func failure(_ error: any Error, endpoint: String, timedOut: Bool, timeout: Double) -> CheckoutError {
+        let seconds = timeout == timeout.rounded() ? String(Int(timeout)) : String(timeout)
+        if timedOut {
+            return CheckoutError(.temporary, "\(endpoint) did not answer within \(seconds) s")
+        }
+        let code = (error as? URLError)?.code
+        switch code {
+        case .cannotConnectToHost?:
+            return CheckoutError(.unreachable, "Cannot reach \(endpoint): connection refused")
+        case .cannotFindHost?, .dnsLookupFailed?:
+            return CheckoutError(.unreachable, "Cannot reach \(endpoint): unknown host")
+        case .notConnectedToInternet?:
+            return CheckoutError(.unreachable, "Cannot reach \(endpoint): no network")
+        case .timedOut?:
+            return CheckoutError(.temporary, "\(endpoint) did not answer within \(seconds) s")
+        case .networkConnectionLost?, .badServerResponse?, .zeroByteResource?, .cannotParseResponse?:
+            return CheckoutError(.temporary, "The connection to \(endpoint) broke before the answer was complete")
+        case .secureConnectionFailed?, .serverCertificateUntrusted?, .serverCertificateHasBadDate?,
+            .serverCertificateNotYetValid?, .serverCertificateHasUnknownRoot?:
+            return CheckoutError(.unreachable, "Cannot reach \(endpoint): the TLS handshake failed")
+        default:
+            return CheckoutError(.temporary, "The request to \(endpoint) failed (\((error as NSError).code))")
+        }
+    }
+
+    /// A non-2xx answer as a checkout failure, quoting the server's own message.
+    static func failure(status: Int, data: Data) -> CheckoutError {
+        let message = serverMessage(data) ?? HTTPURLResponse.localizedString(forStatusCode: status)
+        switch status {
+        case 401, 403:
+            return CheckoutError(.unauthorized, "The endpoint refused the credentials (\(status)): \(message)")
+        case 400, 422:
+            return CheckoutError(.rejected, "The endpoint rejected the order (\(status)): \(message)")
+        case 409:
+            return CheckoutError(.temporary, "The endpoint is still handling this order (409): \(message)")
+        case 429:
+            return CheckoutError(.temporary, "The endpoint is rate limiting (429): \(message)")
+        case 500...599:
+            return CheckoutError(.temporary, "The endpoint failed (\(status)): \(message)")
+        default:
+            return CheckoutError(.protocolError, "The endpoint answered \(status): \(message)")
+        }
+    }
+
+    /// The human part of an error body: problem+json's detail and errors, reqres's "error", or
+    /// a "message"; `nil` when the body has none.
+    static func serverMessage(_ data: Data) -> String? {
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            let text = String(decoding: data.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            return text.isEmpty || text.contains("<") ? nil : text
+        }
+        var parts: [String] = []
+        if let detail = object["detail"] as? String { parts.append(detail) }
+        if let errors = object["errors"] as? [[String: Any]] {
+            let fields = errors.compactMap { entry -> String? in
+                guard let field = entry["field"] as? String else { return nil }
+                return "\(field) \(entry["rule"] as? String ?? "is invalid")"
+            }
+            if !fields.isEmpty { parts.append(fields.joined(separator: "; ")) }
+        }
+        if parts.isEmpty, let error = object["error"] as? String { parts.append(error) }
+        if parts.isEmpty, let message = object["message"] as? String { parts.append(message) }
+        if parts.isEmpty, let title = object["title"] as? String { parts.append(title) }
+        return parts.isEmpty ? nil : parts.joined(separator: " — ")
+    }
+}
+
+/// A flag set once from one thread and read from another.
+private final class Flag: @unchecked Sendable {
+    // Safe: `value` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+}

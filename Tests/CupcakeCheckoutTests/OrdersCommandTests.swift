@@ -1,0 +1,128 @@
+import CupcakeTestSupport
+import Foundation
+import Testing
+
+/// `cupcake orders …` in-process against a real server, and against a scripted one for answers
+/// with missing fields.
+@Suite struct OrdersCommandTests {
+    static func run(_ arguments: [String], endpoint: String) async throws -> (Int32, TestConsole) {
+        let home = try TemporaryDirectory()
+        let io = TestConsole(environment: ["XDG_CONFIG_HOME": home.path("config"), "CUPCAKE_ENDPOINT": endpoint])
+        let status = await io.run(arguments)
+        return (status, io)
+    }
+
+    static func seed(_ server: TestServer, _ names: [String]) async throws {
+        for (index, name) in names.enumerated() {
+            let (status, io) = try await run(
+                [
+                    "order", "--type", String(index % 4), "--qty", String(3 + index), "--name", name, "--street", "s",
+                    "--city", "c", "--zip", "z",
+                ],
+                endpoint: server.endpoint)
+            #expect(status == 0, "\(io.stderr)")
+        }
+    }
+
+    @Test func listPrintsAnAlignedTableAndThePage() async throws {
+        let server = try TestServer()
+        try await Self.seed(server, ["Ann", "Bob", "anna", "Cy"])
+        _ = try await Self.run(["orders", "favorite", "2"], endpoint: server.endpoint)
+        let (status, io) = try await Self.run(["orders", "list"], endpoint: server.endpoint)
+        #expect(status == 0, "\(io.stderr)")
+        let lines = io.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("ID  PLACED") == true)
+        #expect(lines.count == 6)
+        #expect(lines.last == "page 1 of 1 (4 orders)")
+        #expect(lines[1].hasPrefix("4 "))
+        #expect(lines[1].contains("Cy"))
+        #expect(lines[1].contains("6 × rainbow"))
+        #expect(lines[3].hasSuffix("★"))
+        // Columns line up: every row's TOTAL ends at the same character.
+        let ends = lines[1...4].compactMap { line in
+            line.firstMatch(of: /\$[0-9,]+\.[0-9][0-9]/).map {
+                line.distance(from: line.startIndex, to: $0.range.upperBound)
+            }
+        }
+        #expect(ends.count == 4)
+        #expect(Set(ends).count == 1)
+    }
+
+    @Test func namePrefixListsExactlyTheMatchingOrders() async throws {
+        let server = try TestServer()
+        try await Self.seed(server, ["Ann", "Bob", "anna", "Andy", "Cy"])
+        let (status, io) = try await Self.run(
+            ["orders", "list", "--name-prefix", "a", "--sort", "name"], endpoint: server.endpoint)
+        #expect(status == 0)
+        let names = io.stdout.split(separator: "\n").dropFirst().dropLast().map {
+            $0.split(separator: " ", omittingEmptySubsequences: true)[3]
+        }
+        #expect(names == ["Andy", "Ann", "anna"])
+    }
+
+    @Test func jsonPrintsTheEndpointsListShape() async throws {
+        let server = try TestServer()
+        try await Self.seed(server, ["Ann", "Bob"])
+        let (status, io) = try await Self.run(
+            ["orders", "list", "--json", "--per-page", "1"], endpoint: server.endpoint)
+        #expect(status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(io.stdout.utf8)) as? [String: Any])
+        #expect(object["total"] as? Int == 2)
+        #expect(object["total_pages"] as? Int == 2)
+        #expect((object["data"] as? [Any])?.count == 1)
+    }
+
+    @Test func favouriteOffAndCancel() async throws {
+        let server = try TestServer()
+        try await Self.seed(server, ["Ann", "Bob"])
+        #expect(try await Self.run(["orders", "favorite", "1"], endpoint: server.endpoint).0 == 0)
+        let favourites = try await Self.run(["orders", "list", "--favorites"], endpoint: server.endpoint).1
+        #expect(favourites.stdout.contains("(1 order)"))
+        #expect(try await Self.run(["orders", "favorite", "1", "--off"], endpoint: server.endpoint).0 == 0)
+        #expect(
+            try await Self.run(["orders", "list", "--favorites"], endpoint: server.endpoint).1.stdout.contains(
+                "No orders."))
+        let (cancelled, io) = try await Self.run(["orders", "cancel", "1"], endpoint: server.endpoint)
+        #expect(cancelled == 0)
+        #expect(io.stdout == "Order 1 is cancelled.\n")
+        let (missing, again) = try await Self.run(["orders", "show", "1"], endpoint: server.endpoint)
+        #expect(missing == 66)
+        #expect(again.stderr.contains("no order with id '1'"))
+    }
+
+    @Test(arguments: [["orders", "show", "404"], ["orders", "cancel", "404"], ["orders", "favorite", "404"]])
+    func anUnknownIdExits66(arguments: [String]) async throws {
+        let server = try TestServer()
+        let (status, io) = try await Self.run(arguments, endpoint: server.endpoint)
+        #expect(status == 66)
+        #expect(io.stderr.hasPrefix("Error: There is no order with id '404'"))
+    }
+
+    @Test func missingFieldsShowAFallbackInsteadOfFailing() async throws {
+        let partial = #"{"page":1,"total":2,"data":[{"id":7,"name":"Ann"},{"createdAt":"yesterday","quantity":4}]}"#
+        let endpoint = try ScriptedEndpoint([ScriptedEndpoint.Answer(status: 200, body: partial)])
+        let (status, io) = try await Self.run(["orders", "list"], endpoint: endpoint.endpoint)
+        #expect(status == 0, "\(io.stderr)")
+        let lines = io.stdout.split(separator: "\n").map(String.init)
+        #expect(lines[1].hasPrefix("7 "))
+        #expect(lines[1].contains("—"))
+        #expect(lines[2].contains("yesterday"))
+        #expect(lines[2].contains("4 × —"))
+        #expect(lines.last == "page 1 of ? (2 orders)")
+    }
+
+    @Test func aListThatIsNotReqresShapeExits76() async throws {
+        let endpoint = try ScriptedEndpoint([ScriptedEndpoint.Answer(status: 200, body: "[1,2]")])
+        #expect(try await Self.run(["orders", "list"], endpoint: endpoint.endpoint).0 == 76)
+    }
+
+    @Test(arguments: [
+        ["orders", "list", "--sort", "price"], ["orders", "list", "--per-page", "500"], ["orders", "show"],
+        ["orders", "list", "--type", "mint"],
+    ])
+    func badArgumentsAreUsageErrors(arguments: [String]) async throws {
+        let (status, io) = try await Self.run(arguments, endpoint: "http://127.0.0.1:9/api/cupcakes")
+        #expect(status == 64)
+        #expect(io.stderr.contains("cupcake \(arguments[0]) \(arguments[1]) --help"))
+    }
+}

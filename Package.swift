@@ -40,6 +40,8 @@ let package = Package(
         ),
         // The thin executable.
         .executableTarget(name: "cupcake", dependencies: ["CupcakeCLI"]),
+        // Benchmark tooling: bulk-loads generated orders into a database (scripts/bench).
+        .executableTarget(name: "cupcake-seed", dependencies: ["CupcakeStorage"], path: "bench/Seed"),
 
         // Helpers shared by the test targets.
         .target(

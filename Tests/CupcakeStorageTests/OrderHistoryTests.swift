@@ -82,9 +82,37 @@ import Testing
                     let expected = fixture.expected(query)
                     #expect(page.orders.map(\.id) == expected.map(\.id), "\(query)")
                     #expect(page.total == expected.count, "\(query)")
+                    var small = query
+                    small.limit = 3
+                    small.offset = 2
+                    #expect(
+                        try fixture.store.list(small).orders.map(\.id)
+                            == Array(expected.dropFirst(2).prefix(3)).map(\.id), "\(small)")
                 }
             }
         }
+    }
+
+    @Test func smallPagesOfABroadPrefixWalkTheSortIndexAndAgreeWithTheModel() throws {
+        let fixture = try Fixture(count: 240)
+        for sort in [
+            OrderQuery.Sort.newestFirst, OrderQuery.Sort(.createdAt, descending: false),
+            OrderQuery.Sort(.cost, descending: true), OrderQuery.Sort(.type, descending: false),
+        ] {
+            for offset in [0, 1, 5, 40] {
+                let query = OrderQuery(namePrefix: "a", favorite: nil, sort: sort, limit: 2, offset: offset)
+                let expected = fixture.expected(query)
+                #expect(
+                    try fixture.store.list(query).orders.map(\.id)
+                        == Array(expected.dropFirst(offset).prefix(2)).map(\.id), "\(sort) \(offset)")
+            }
+        }
+        // "a" matches a third of the names: a 2-order page walks the time index.
+        let plan = try fixture.store.explain(OrderQuery(namePrefix: "a", limit: 2))
+        #expect(plan.contains { $0.contains("orders_by_created") }, "\(plan)")
+        // A rare prefix takes the name range.
+        let rare = try fixture.store.explain(OrderQuery(namePrefix: "zoë", limit: 2))
+        #expect(rare.contains { $0.contains("orders_by_name") }, "\(rare)")
     }
 
     @Test(arguments: OrderQuery.SortKey.allCases)
@@ -147,8 +175,8 @@ import Testing
     }
 
     @Test(arguments: [
-        (OrderQuery(namePrefix: "ann"), "orders_by_name"),
-        (OrderQuery(namePrefix: "ann", favorite: true), "orders_by_name"),
+        (OrderQuery(namePrefix: "ann", limit: 100), "orders_by_name"),
+        (OrderQuery(namePrefix: "ann", favorite: true, limit: 100), "orders_by_name"),
         (OrderQuery(favorite: true), "orders_favorites"),
         (OrderQuery(type: 2), "orders_by_type"),
         (OrderQuery(), "orders_by_created"),

@@ -42,13 +42,19 @@ public struct NewOrder: Sendable {
     public var createdAtMilliseconds: Int64
     /// The idempotency key to record with it, if the request had one.
     public var idempotency: IdempotencyClaim?
+    /// Whether it starts as a favourite (imports and benchmarks; the API always starts false).
+    public var isFavorite: Bool
 
     /// Creates an order to insert.
-    public init(order: Order, costCents: Int, createdAtMilliseconds: Int64, idempotency: IdempotencyClaim? = nil) {
+    public init(
+        order: Order, costCents: Int, createdAtMilliseconds: Int64, idempotency: IdempotencyClaim? = nil,
+        isFavorite: Bool = false
+    ) {
         self.order = order
         self.costCents = costCents
         self.createdAtMilliseconds = createdAtMilliseconds
         self.idempotency = idempotency
+        self.isFavorite = isFavorite
     }
 }
 

@@ -4,7 +4,10 @@ struct SQLiteListPlan {
     let select: SQLText
     let count: SQLText
 
-    init(_ query: OrderQuery) {
+    /// - Parameter walkSortIndex: for a name-prefix query sorted by something other than name,
+    ///   walk the sort's index and filter (cheap when many names match) instead of taking the
+    ///   name range and sorting it (cheap when few do). ``SQLiteOrderStore`` decides from counts.
+    init(_ query: OrderQuery, walkSortIndex: Bool = false) {
         var filters = SQLText("WHERE 1 = 1")
         if query.namePrefix != nil {
             filters += SQLText("AND name_key >= :prefix_low AND name_key < :prefix_high")
@@ -23,8 +26,10 @@ struct SQLiteListPlan {
         // The index that serves the filter (a range scan), or else the sort (an ordered walk).
         let byCreated = query.sort.key == .createdAt
         let source: SQLText
-        if query.namePrefix != nil {
+        if query.namePrefix != nil && !walkSortIndex {
             source = SQLText("FROM orders INDEXED BY orders_by_name")
+        } else if query.namePrefix != nil && query.sort.key == .type {
+            source = SQLText("FROM orders")
         } else if query.favorite == true && byCreated {
             source = SQLText("FROM orders INDEXED BY orders_favorites")
         } else if query.type != nil && byCreated {

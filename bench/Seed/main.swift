@@ -1,0 +1,77 @@
+// cupcake-seed: bulk-loads generated orders for scripts/bench.
+//
+//   cupcake-seed --database PATH --count N
+//
+// Adds N orders to the database (creating it if needed) in transactions of 100,000, printing a
+// progress line. Names are "First Last" from 200 × 500 names, so a customer's full-name prefix
+// matches about N / 100,000 orders; 5% are favourites; types are uniform; times are one
+// millisecond apart, continuing after what is already there.
+import CupcakeDomain
+import CupcakeStorage
+import Foundation
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("cupcake-seed: \(message)\n".utf8))
+    exit(64)
+}
+
+var database: String?
+var count: Int?
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--database": database = arguments.popFirst()
+    case "--count": count = arguments.popFirst().flatMap(Int.init)
+    default: fail("unknown argument \(argument); usage: cupcake-seed --database PATH --count N")
+    }
+}
+guard let database, let count, count > 0 else { fail("usage: cupcake-seed --database PATH --count N") }
+
+let firstNames = (0..<200).map { "First\($0)" } + ["Taylor"]
+let lastNames = (0..<500).map { "Last\($0)" } + ["Swift"]
+
+/// A small deterministic generator, so every run loads the same orders.
+struct SplitMix64 {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+do {
+    let store = try SQLiteOrderStore(path: database)
+    let existing = try store.orderCount()
+    var random = SplitMix64(state: UInt64(existing) &+ 42)
+    let start = Date()
+    let base: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
+    try store.bulkInsert(
+        count: count,
+        make: { index in
+            let n = existing + index
+            let first = firstNames[Int(random.next() % UInt64(firstNames.count - 1))]
+            let last = lastNames[Int(random.next() % UInt64(lastNames.count - 1))]
+            // Every 100,000th order is Taylor Swift's, so her prefix matches N / 100,000 orders.
+            let name = n % 100_000 == 7 ? "Taylor Swift" : "\(first) \(last)"
+            let frosting = random.next() % 3 == 0
+            let order = Order(
+                type: Int(random.next() % 4), quantity: 3 + Int(random.next() % 18), specialRequestEnabled: frosting,
+                extraFrosting: frosting, name: name, streetAddress: "\(n % 999 + 1) Main St", city: "Nashville",
+                zip: "37201")
+            return NewOrder(
+                order: order, costCents: order.costCents, createdAtMilliseconds: base + Int64(n),
+                isFavorite: random.next() % 20 == 0)
+        },
+        progress: { loaded in
+            if loaded % 100_000 == 0 || loaded == count {
+                let rate = Double(loaded) / max(Date().timeIntervalSince(start), 0.001)
+                print("seeded \(loaded)/\(count) orders (\(Int(rate)) orders/s)")
+            }
+        })
+    store.close()
+} catch {
+    fail("\(error)")
+}

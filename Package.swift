@@ -57,6 +57,10 @@ let package = Package(
             dependencies: ["CupcakeServer", "CupcakeStorage", "CupcakeTestSupport"]
         ),
         .testTarget(
+            name: "ReliabilityTests",
+            dependencies: ["CupcakeDomain", "CupcakeStorage", "CupcakeTestSupport"]
+        ),
+        .testTarget(
             name: "CupcakeCheckoutTests",
             dependencies: ["CupcakeCheckout", "CupcakeCLI", "CupcakeTestSupport"]
         ),

@@ -18,6 +18,14 @@ public final class TestConsole: @unchecked Sendable {
         self.environment = environment
     }
 
+    /// - Parameters:
+    ///   - stdinBytes: the exact bytes standard input holds (any, even invalid UTF-8).
+    ///   - environment: the environment the command sees.
+    public init(stdinBytes: Data, environment: [String: String] = [:]) {
+        input = stdinBytes
+        self.environment = environment
+    }
+
     /// Everything written to standard output.
     public var stdout: String { lock.withLock { outBuffer } }
     /// Everything written to standard error.

@@ -36,20 +36,12 @@ import Testing
         #expect(try server.orderCount() == 1)
     }
 
-    @Test func twentyParallelPostsWithOneKeyMakeOneOrder() async throws {
+    @Test func twentyParallelPostsWithOneKeyMakeOneOrder() throws {
         let server = try TestServer()
         let port = server.port
-        let responses = await withTaskGroup(of: RawHTTP.Response?.self) { group in
-            for _ in 0..<20 {
-                group.addTask {
-                    try? RawHTTP.postOrder(port: port, json: Self.order, headers: ["Idempotency-Key": "same"])
-                }
-            }
-            var all: [RawHTTP.Response?] = []
-            for await response in group { all.append(response) }
-            return all
-        }
-        let answered = responses.compactMap { $0 }
+        let answered = Parallel.run(20) { _ in
+            try? RawHTTP.postOrder(port: port, json: Self.order, headers: ["Idempotency-Key": "same"])
+        }.compactMap { $0 ?? nil }
         #expect(answered.count == 20)
         #expect(answered.allSatisfy { $0.status == 201 || $0.status == 409 })
         let ids = Set(answered.filter { $0.status == 201 }.compactMap { $0.json?["id"] as? String })

@@ -1,0 +1,61 @@
+import CupcakeTestSupport
+import Foundation
+import Testing
+
+/// Part 2: many clients at once on one key or one order.
+@Suite struct ConcurrencyTests {
+    @Test func aHundredParallelPostsWithOneKeyMakeOneOrder() throws {
+        let server = try TestServer()
+        let port = server.port
+        let answers = Parallel.run(100) { _ in
+            try? RawHTTP.postOrder(port: port, json: HostileCorpus.valid, headers: ["Idempotency-Key": "one-key"])
+        }.compactMap { $0 ?? nil }
+        #expect(answers.count == 100)
+        #expect(answers.allSatisfy { $0.status == 201 || $0.status == 409 })
+        let ids = Set(answers.filter { $0.status == 201 }.compactMap { $0.json?["id"] as? String })
+        #expect(ids.count == 1)
+        #expect(try server.orderCount() == 1)
+        let final = try RawHTTP.postOrder(
+            port: port, json: HostileCorpus.valid, headers: ["Idempotency-Key": "one-key"])
+        #expect(final.headers["idempotent-replayed"] == "true")
+        #expect(ids.contains(final.json?["id"] as? String ?? ""))
+        print(
+            "RELIABILITY concurrency: 100 parallel posts, one key: \(answers.filter { $0.status == 201 }.count)×201 \(answers.filter { $0.status == 409 }.count)×409, orders 1"
+        )
+    }
+
+    @Test func parallelPatchAndDeleteLeaveAConsistentState() throws {
+        let server = try TestServer()
+        let port = server.port
+        let created = try RawHTTP.postOrder(port: port, json: HostileCorpus.valid)
+        let other = try RawHTTP.postOrder(port: port, json: HostileCorpus.valid)
+        let id = try #require(created.json?["id"] as? String)
+        let answers = Parallel.run(60) { index -> Int in
+            let response: RawHTTP.Response?
+            if index % 12 == 5 {
+                response = try? RawHTTP.request(port: port, method: "DELETE", path: "/api/cupcakes/\(id)")
+            } else {
+                response = try? RawHTTP.request(
+                    port: port, method: "PATCH", path: "/api/cupcakes/\(id)",
+                    body: Data(#"{"isFavorite": \#(index % 2 == 0)}"#.utf8))
+            }
+            return response?.status ?? 0
+        }.map { $0 ?? 0 }
+        #expect(answers.allSatisfy { [200, 204, 404].contains($0) }, "\(answers)")
+        #expect(answers.filter { $0 == 204 }.count == 1)
+        #expect(try RawHTTP.request(port: port, method: "GET", path: "/api/cupcakes/\(id)").status == 404)
+        // The counts the totals come from agree with the rows that are left.
+        let all = try #require(try RawHTTP.request(port: port, method: "GET", path: "/api/cupcakes").json)
+        #expect(all["total"] as? Int == 1)
+        #expect(
+            (all["data"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [
+                other.json?["id"] as? String ?? ""
+            ])
+        let favorites = try #require(
+            try RawHTTP.request(port: port, method: "GET", path: "/api/cupcakes?favorite=true").json)
+        #expect(favorites["total"] as? Int == 0)
+        let rest = try #require(
+            try RawHTTP.request(port: port, method: "GET", path: "/api/cupcakes?favorite=false").json)
+        #expect(rest["total"] as? Int == 1)
+    }
+}

@@ -9,6 +9,7 @@ public final class OrderServer: @unchecked Sendable {
     private let http: HTTPServer
     private let store: any OrderStore
     private let committer: GroupCommitter
+    private let purge: any DispatchSourceTimer
     /// Where the service listens, e.g. `http://127.0.0.1:8080`.
     public let baseURL: String
     /// The port bound.
@@ -21,9 +22,6 @@ public final class OrderServer: @unchecked Sendable {
     /// - Throws: ``StorageError`` or ``ServerError``.
     public init(configuration: ServerConfiguration, databasePath: String, log: AccessLog) throws {
         let store = try SQLiteOrderStore(path: databasePath, durability: configuration.durability)
-        // Keys live at least 24 hours; forget them after 48.
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        _ = try? store.purgeIdempotencyKeys(recordedBefore: now - 48 * 3_600_000)
         let committer = GroupCommitter(store: store)
         let api = OrderAPI(store: store, committer: committer, apiKey: configuration.apiKey, log: log)
         var limits = HTTPServer.Limits()
@@ -40,6 +38,16 @@ public final class OrderServer: @unchecked Sendable {
             store.close()
             throw error
         }
+        // Idempotency keys live at least 24 hours: forget them after 48, at start and hourly.
+        // (Created only now: libdispatch traps if a timer is released without being resumed.)
+        let purge = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        purge.schedule(deadline: .now(), repeating: .seconds(3600), leeway: .seconds(60))
+        purge.setEventHandler { [store] in
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            _ = try? store.purgeIdempotencyKeys(recordedBefore: now - 48 * 3_600_000)
+        }
+        purge.resume()
+        self.purge = purge
         self.store = store
         self.committer = committer
         self.http = http
@@ -49,6 +57,7 @@ public final class OrderServer: @unchecked Sendable {
 
     /// Stops accepting, finishes requests in flight, commits what is queued, closes the database.
     public func shutdown() {
+        purge.cancel()
         http.shutdown()
         committer.shutdown()
         store.close()

@@ -107,9 +107,9 @@ import Testing
                         == Array(expected.dropFirst(offset).prefix(2)).map(\.id), "\(sort) \(offset)")
             }
         }
-        // "a" matches a third of the names: a 2-order page walks the time index.
+        // "a" matches a third of the names: a 2-order page walks the primary key (time order).
         let plan = try fixture.store.explain(OrderQuery(namePrefix: "a", limit: 2))
-        #expect(plan.contains { $0.contains("orders_by_created") }, "\(plan)")
+        #expect(plan == ["SCAN orders"], "\(plan)")
         // A rare prefix takes the name range.
         let rare = try fixture.store.explain(OrderQuery(namePrefix: "zoë", limit: 2))
         #expect(rare.contains { $0.contains("orders_by_name") }, "\(rare)")
@@ -174,24 +174,49 @@ import Testing
         #expect(try !fixture.store.list(OrderQuery(limit: 100)).orders.contains { $0.id == target.id })
     }
 
+    struct PlanCase: Sendable, CustomTestStringConvertible {
+        var query: OrderQuery
+        /// The index the plan must use, or `nil` for a walk of the primary key.
+        var index: String?
+        /// Whether the plan may sort (only a name range sorted by something else does).
+        var sorts: Bool
+        var testDescription: String {
+            "\(query.namePrefix ?? "-") \(query.type.map(String.init) ?? "-") \(query.favorite.map(String.init) ?? "-") \(query.sort)"
+        }
+    }
+
     @Test(arguments: [
-        (OrderQuery(namePrefix: "ann", limit: 100), "orders_by_name"),
-        (OrderQuery(namePrefix: "ann", favorite: true, limit: 100), "orders_by_name"),
-        (OrderQuery(favorite: true), "orders_favorites"),
-        (OrderQuery(type: 2), "orders_by_type"),
-        (OrderQuery(), "orders_by_created"),
-        (OrderQuery(sort: OrderQuery.Sort(.cost, descending: true)), "orders_by_cost"),
+        PlanCase(query: OrderQuery(namePrefix: "ann", limit: 100), index: "orders_by_name", sorts: true),
+        PlanCase(
+            query: OrderQuery(namePrefix: "ann", favorite: true, limit: 100), index: "orders_by_name", sorts: true),
+        PlanCase(
+            query: OrderQuery(namePrefix: "ann", sort: OrderQuery.Sort(.name, descending: false)),
+            index: "orders_by_name", sorts: false),
+        PlanCase(query: OrderQuery(favorite: true), index: "orders_favorites", sorts: false),
+        PlanCase(query: OrderQuery(type: 2), index: "orders_by_type", sorts: false),
+        PlanCase(query: OrderQuery(), index: nil, sorts: false),
+        PlanCase(query: OrderQuery(sort: OrderQuery.Sort(.createdAt, descending: false)), index: nil, sorts: false),
+        PlanCase(
+            query: OrderQuery(sort: OrderQuery.Sort(.cost, descending: true)), index: "orders_by_cost", sorts: false),
+        PlanCase(
+            query: OrderQuery(sort: OrderQuery.Sort(.name, descending: true)), index: "orders_by_name", sorts: false),
+        PlanCase(
+            query: OrderQuery(sort: OrderQuery.Sort(.type, descending: false)), index: "orders_by_type", sorts: false),
     ])
-    func eachFilterUsesAnIndexNotAFullScan(query: OrderQuery, index: String) throws {
+    func eachFilterIsARangeAndEachSortAWalkNotAFullScanAndSort(_ c: PlanCase) throws {
         let fixture = try Fixture(count: 12)
-        let plan = try fixture.store.explain(query)
-        #expect(
-            plan.contains { $0.contains("USING INDEX \(index)") || $0.contains("USING COVERING INDEX \(index)") },
-            "\(plan)")
-        if query.namePrefix != nil || query.type != nil {
+        let plan = try fixture.store.explain(c.query)
+        if let index = c.index {
+            #expect(plan.contains { $0.contains("INDEX \(index)") }, "\(plan)")
+        } else {
+            // The primary key, walked in order; LIMIT stops it after a page.
+            #expect(plan == ["SCAN orders"], "\(plan)")
+        }
+        // A filter is a range of its index (favourites: the partial index holds only them).
+        if c.query.namePrefix != nil || c.query.type != nil {
             #expect(plan.contains { $0.hasPrefix("SEARCH") }, "a range scan: \(plan)")
         }
-        #expect(!plan.contains { $0 == "SCAN orders" }, "\(plan)")
+        #expect(plan.contains { $0.contains("TEMP B-TREE") } == c.sorts, "\(plan)")
     }
 }
 
@@ -226,5 +251,31 @@ import Testing
             connection.close()
         }
         #expect(throws: StorageError.self) { try SQLiteOrderStore(path: path) }
+    }
+}
+
+@Suite struct IdempotencyKeyStorageTests {
+    @Test func keysOlderThanTheCutoffAreForgottenAndNewerOnesKept() throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteOrderStore(path: directory.path("orders.sqlite"))
+        let order = Order(type: 1, quantity: 3, name: "A", streetAddress: "B", city: "C", zip: "D")
+        func claim(_ key: String) -> IdempotencyClaim {
+            IdempotencyClaim(key: key, fingerprint: order.wireJSON, status: 201) { _ in Array("{}".utf8) }
+        }
+        let hour: Int64 = 3_600_000
+        let now: Int64 = 1_800_000_000_000
+        _ = try store.insert([
+            NewOrder(
+                order: order, costCents: order.costCents, createdAtMilliseconds: now - 49 * hour,
+                idempotency: claim("old")),
+            NewOrder(
+                order: order, costCents: order.costCents, createdAtMilliseconds: now - 25 * hour,
+                idempotency: claim("day-old")),
+        ])
+        #expect(try store.purgeIdempotencyKeys(recordedBefore: now - 48 * hour) == 1)
+        #expect(try store.idempotencyRecord(key: "old") == nil)
+        #expect(try store.idempotencyRecord(key: "day-old")?.status == 201)
+        // The orders themselves stay.
+        #expect(try store.orderCount() == 2)
     }
 }

@@ -4,14 +4,28 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     /// Headers besides `Request-Id`, which the server adds.
     public var headers: [(name: String, value: String)]
-    /// The body.
-    public var body: [UInt8]
+    private var storedBody: [UInt8]
+    private var render: (@Sendable () -> [UInt8])?
+
+    /// The body (rendered now if it was deferred).
+    public var body: [UInt8] { render?() ?? storedBody }
 
     /// Creates a response.
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
-        self.body = body
+        storedBody = body
+        render = nil
+    }
+
+    /// A response whose body is rendered only when it is sent, on the thread that sends it:
+    /// answers completed by the group-commit writer are then rendered by the HTTP workers, and
+    /// the writer stays free for the next commit.
+    public init(status: Int, headers: [(name: String, value: String)] = [], render: @escaping @Sendable () -> [UInt8]) {
+        self.status = status
+        self.headers = headers
+        storedBody = []
+        self.render = render
     }
 
     /// A JSON answer.

@@ -36,7 +36,8 @@ final class RequestContext: @unchecked Sendable {
 @discardableResult
 func queue(_ response: HTTPResponse, on connection: OpaquePointer, context: RequestContext) -> MHD_Result {
     context.status = response.status
-    let mhdResponse = response.body.withUnsafeBytes { buffer in
+    let body = response.body
+    let mhdResponse = body.withUnsafeBytes { buffer in
         MHD_create_response_from_buffer(
             buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
     }

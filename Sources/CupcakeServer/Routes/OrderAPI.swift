@@ -235,7 +235,10 @@ public final class OrderAPI: HTTPHandler {
     {
         switch result {
         case .success(let stored):
-            return .json(201, stored.json, headers: [("Location", "\(collectionPath)/\(stored.id)")])
+            return HTTPResponse(
+                status: 201,
+                headers: [("Content-Type", "application/json"), ("Location", "\(collectionPath)/\(stored.id)")],
+                render: { stored.json })
         case .failure(let error) where error.code == .unavailable:
             return Problem.unavailable("The server is shutting down; retry shortly.").response
         case .failure(let error):

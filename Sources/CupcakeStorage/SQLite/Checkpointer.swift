@@ -12,8 +12,15 @@ final class Checkpointer: @unchecked Sendable {
     private var finished = false
     private let interval: TimeInterval
 
-    init(path: String, interval: TimeInterval = 0.5) throws(StorageError) {
+    init(path: String, durability: Durability, interval: TimeInterval = 0.5) throws(StorageError) {
         connection = try SQLiteConnection(path: path)
+        // FULL durability fsyncs checkpoints as SQLite's FULL mode does; process durability keeps
+        // NORMAL, which still fsyncs a checkpoint (skipping it let dirty pages pile up until the
+        // kernel throttled the writer: worse tails) and keeps the file safe on power loss.
+        switch durability {
+        case .process: try connection.execute("PRAGMA synchronous = NORMAL")
+        case .full: try connection.execute("PRAGMA synchronous = FULL")
+        }
         self.interval = interval
         let thread = Thread { [self] in run() }
         thread.name = "cupcake-checkpoint"

@@ -6,7 +6,8 @@ struct SQLiteListPlan {
 
     /// - Parameter walkSortIndex: for a name-prefix query sorted by something other than name,
     ///   walk the sort's index and filter (cheap when many names match) instead of taking the
-    ///   name range and sorting it (cheap when few do). ``SQLiteOrderStore`` decides from counts.
+    ///   name range and sorting it (cheap when few do). ``SQLiteOrderStore`` decides from the
+    ///   match count.
     init(_ query: OrderQuery, walkSortIndex: Bool = false) {
         var filters = SQLText("WHERE 1 = 1")
         if query.namePrefix != nil {
@@ -24,30 +25,34 @@ struct SQLiteListPlan {
         }
 
         // The index that serves the filter (a range scan), or else the sort (an ordered walk).
-        let byCreated = query.sort.key == .createdAt
+        // Time sorts walk the primary key: ids are in placement order and created_at_ms never
+        // decreases along them (SQLiteOrderStore keeps it so).
+        let byTime = query.sort.key == .createdAt
         let source: SQLText
         if query.namePrefix != nil && !walkSortIndex {
             source = SQLText("FROM orders INDEXED BY orders_by_name")
-        } else if query.namePrefix != nil && query.sort.key == .type {
-            source = SQLText("FROM orders")
-        } else if query.favorite == true && byCreated {
+        } else if query.namePrefix != nil && byTime {
+            source = SQLText("FROM orders NOT INDEXED")
+        } else if query.favorite == true && byTime {
             source = SQLText("FROM orders INDEXED BY orders_favorites")
-        } else if query.type != nil && byCreated {
+        } else if query.type != nil && byTime {
             source = SQLText("FROM orders INDEXED BY orders_by_type")
-        } else if byCreated {
-            source = SQLText("FROM orders INDEXED BY orders_by_created")
+        } else if byTime {
+            source = SQLText("FROM orders NOT INDEXED")
         } else if query.sort.key == .name {
             source = SQLText("FROM orders INDEXED BY orders_by_name")
         } else if query.sort.key == .cost {
             source = SQLText("FROM orders INDEXED BY orders_by_cost")
+        } else if query.sort.key == .type {
+            source = SQLText("FROM orders INDEXED BY orders_by_type")
         } else {
             source = SQLText("FROM orders")
         }
 
         let order: SQLText
         switch (query.sort.key, query.sort.descending) {
-        case (.createdAt, false): order = SQLText("ORDER BY created_at_ms ASC, id ASC")
-        case (.createdAt, true): order = SQLText("ORDER BY created_at_ms DESC, id DESC")
+        case (.createdAt, false): order = SQLText("ORDER BY id ASC")
+        case (.createdAt, true): order = SQLText("ORDER BY id DESC")
         case (.name, false): order = SQLText("ORDER BY name_key ASC, id ASC")
         case (.name, true): order = SQLText("ORDER BY name_key DESC, id DESC")
         case (.cost, false): order = SQLText("ORDER BY cost_cents ASC, id ASC")
@@ -63,19 +68,9 @@ struct SQLiteListPlan {
                     name, street_address, city, zip, cost_cents, created_at_ms, is_favorite
                 """) + source + filters + order + SQLText("LIMIT :limit OFFSET :offset")
 
-        if query.namePrefix == nil {
-            // Totals without a name filter come from the trigger-kept counts: O(1), not a scan.
-            var counts = SQLText("SELECT coalesce(sum(count), 0) FROM order_counts WHERE 1 = 1")
-            if query.type != nil { counts += SQLText("AND type = :type") }
-            switch query.favorite {
-            case true?: counts += SQLText("AND is_favorite = 1")
-            case false?: counts += SQLText("AND is_favorite = 0")
-            case nil: break
-            }
-            count = counts
-        } else {
-            count = SQLText("SELECT count(*) FROM orders INDEXED BY orders_by_name") + filters
-        }
+        // Totals without a name filter come from OrderCounts in memory; with one, the matches
+        // are counted in the name index (a covering range scan).
+        count = SQLText("SELECT count(*) FROM orders INDEXED BY orders_by_name") + filters
     }
 
     /// Binds the query's values to whichever named parameters the statement has.

@@ -38,37 +38,16 @@ enum SQLiteSchema {
                 PRAGMA user_version = 1;
                 """),
         // 2: order history. A lower-cased name key for case-insensitive prefix ranges, one index
-        // per sort key (with id as the stable tie-break), a partial index of favourites, and
-        // counts per (type, favourite) kept by triggers so a page's total costs nothing.
+        // per filter and sort key (with id as the stable tie-break) and a partial index of
+        // favourites. Orders are created with non-decreasing created_at_ms in id order (the
+        // store keeps it so), so the time sorts walk the primary key and need no index.
         Migration(
             sql: """
                 ALTER TABLE orders ADD COLUMN name_key TEXT NOT NULL DEFAULT '';
-                CREATE INDEX orders_by_created ON orders (created_at_ms, id);
                 CREATE INDEX orders_by_name ON orders (name_key, id);
                 CREATE INDEX orders_by_cost ON orders (cost_cents, id);
-                CREATE INDEX orders_by_type ON orders (type, created_at_ms, id);
-                CREATE INDEX orders_favorites ON orders (created_at_ms, id) WHERE is_favorite = 1;
-                CREATE TABLE order_counts (
-                    type INTEGER NOT NULL,
-                    is_favorite INTEGER NOT NULL,
-                    count INTEGER NOT NULL,
-                    PRIMARY KEY (type, is_favorite)
-                ) WITHOUT ROWID;
-                INSERT INTO order_counts (type, is_favorite, count)
-                    SELECT type, is_favorite, count(*) FROM orders GROUP BY type, is_favorite;
-                CREATE TRIGGER orders_count_insert AFTER INSERT ON orders BEGIN
-                    INSERT INTO order_counts (type, is_favorite, count) VALUES (NEW.type, NEW.is_favorite, 1)
-                        ON CONFLICT (type, is_favorite) DO UPDATE SET count = count + 1;
-                END;
-                CREATE TRIGGER orders_count_delete AFTER DELETE ON orders BEGIN
-                    UPDATE order_counts SET count = count - 1 WHERE type = OLD.type AND is_favorite = OLD.is_favorite;
-                END;
-                CREATE TRIGGER orders_count_favorite AFTER UPDATE OF is_favorite ON orders
-                    WHEN OLD.is_favorite <> NEW.is_favorite BEGIN
-                    UPDATE order_counts SET count = count - 1 WHERE type = OLD.type AND is_favorite = OLD.is_favorite;
-                    INSERT INTO order_counts (type, is_favorite, count) VALUES (NEW.type, NEW.is_favorite, 1)
-                        ON CONFLICT (type, is_favorite) DO UPDATE SET count = count + 1;
-                END;
+                CREATE INDEX orders_by_type ON orders (type, id);
+                CREATE INDEX orders_favorites ON orders (id) WHERE is_favorite = 1;
                 PRAGMA user_version = 2;
                 """,
             backfill: { connection throws(StorageError) in

@@ -287,12 +287,14 @@ import Testing
         let order = Order(type: 1, quantity: 3, name: "A", streetAddress: "B", city: "C", zip: "D")
         let first = try store.insert([NewOrder(order: order, costCents: order.costCents, createdAtMilliseconds: 5_000)])
         // The clock went back a second: the later order still sorts as the newer one.
-        let second = try store.insert([NewOrder(order: order, costCents: order.costCents, createdAtMilliseconds: 4_000)])
+        let second = try store.insert([NewOrder(order: order, costCents: order.costCents, createdAtMilliseconds: 4_000)]
+        )
         #expect(second[0].createdAtMilliseconds == 5_000)
         #expect(second[0].id > first[0].id)
         let listed = try store.list(OrderQuery()).orders.map(\.id)
         #expect(listed == [second[0].id, first[0].id])
-        #expect(listed == try store.list(OrderQuery(limit: 10)).orders.map(\.placed).sorted().compactMap { Int64($0.id) })
+        let natural = try store.list(OrderQuery(limit: 10)).orders.map(\.placed).sorted().compactMap { Int64($0.id) }
+        #expect(listed == natural)
         // And it survives reopening.
         store.close()
         let reopened = try SQLiteOrderStore(path: directory.path("orders.sqlite"))

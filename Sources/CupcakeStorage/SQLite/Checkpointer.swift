@@ -1,8 +1,14 @@
 import Foundation
 
 /// Copies the WAL back into the database from a background thread, with its own connection, in
-/// PASSIVE mode: it never blocks the writer or readers, and the writer's commits never pay for
-/// it. Runs every `interval` seconds; a final checkpoint runs on `stop()`.
+/// PASSIVE mode, so the writer's commits never pay for it. Runs every `interval` seconds; a final
+/// checkpoint runs on `stop()`.
+///
+/// SQLite starts the WAL over only when a write transaction begins after a checkpoint copied
+/// every frame; under continuous writes the writer is always already past that point, and the
+/// WAL grew by 2 GB in 20 s of load. So when the WAL passes `restartFrames` (16 MiB), the
+/// checkpointer holds the store's write lock for one more PASSIVE pass, which copies the few
+/// frames written since the first one; the next commit then starts the WAL over.
 final class Checkpointer: @unchecked Sendable {
     // Safe: `stopping` is only touched while holding `condition`; `connection` is used only
     // by the checkpoint thread until it has exited, then by stop().
@@ -11,8 +17,16 @@ final class Checkpointer: @unchecked Sendable {
     private var stopping = false
     private var finished = false
     private let interval: TimeInterval
+    private let restartFrames: Int
+    private let exclusively: @Sendable (() -> Void) -> Void
 
-    init(path: String, durability: Durability, interval: TimeInterval = 0.5) throws(StorageError) {
+    /// - Parameter exclusively: runs a body with the store's writes held off.
+    init(
+        path: String, durability: Durability, interval: TimeInterval = 0.25, restartFrames: Int = 4096,
+        exclusively: @escaping @Sendable (() -> Void) -> Void
+    ) throws(StorageError) {
+        self.restartFrames = restartFrames
+        self.exclusively = exclusively
         connection = try SQLiteConnection(path: path)
         // FULL durability fsyncs checkpoints as SQLite's FULL mode does; process durability keeps
         // NORMAL, which still fsyncs a checkpoint (skipping it let dirty pages pile up until the
@@ -33,7 +47,12 @@ final class Checkpointer: @unchecked Sendable {
             _ = condition.wait(until: Date().addingTimeInterval(interval))
             if stopping { break }
             condition.unlock()
-            try? connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            // Even a pass that copied everything leaves the WAL growing: the writer was already
+            // in its next transaction. One more pass with the writer held off completes at a
+            // moment when no transaction is open, so the next commit starts the WAL over.
+            if let (log, _) = connection.checkpointPassive(), log > restartFrames {
+                exclusively { _ = self.connection.checkpointPassive() }
+            }
             condition.lock()
         }
         finished = true

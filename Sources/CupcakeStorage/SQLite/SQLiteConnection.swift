@@ -95,6 +95,17 @@ final class SQLiteConnection {
         }
     }
 
+    /// Runs a PASSIVE checkpoint; returns the WAL's frame count and how many are now copied.
+    func checkpointPassive() -> (logFrames: Int, copiedFrames: Int)? {
+        guard let handle else { return nil }
+        var log: Int32 = 0
+        var copied: Int32 = 0
+        guard sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied) == SQLITE_OK else {
+            return nil
+        }
+        return (Int(log), Int(copied))
+    }
+
     var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
     var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
 

@@ -54,7 +54,8 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
         try migrate()
         lastCreatedAt = Int64(try writer.integerPragma("SELECT coalesce(max(created_at_ms), 0) FROM orders"))
         counts = try OrderCounts.load(writer)
-        checkpointer = try Checkpointer(path: path, durability: durability)
+        let writeLock = self.writeLock
+        checkpointer = try Checkpointer(path: path, durability: durability) { body in writeLock.withLock(body) }
     }
 
     deinit { close() }

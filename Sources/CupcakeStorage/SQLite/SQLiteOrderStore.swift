@@ -20,6 +20,7 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
     // at a time, handed out and taken back under `readersLock`; `closed` is guarded by both.
     private let writer: SQLiteConnection
     private let writeLock = NSLock()
+    private let checkpointTurn = CheckpointTurn()
     private var readers: [SQLiteConnection] = []
     private let readersLock = NSLock()
     private var closed = false
@@ -35,8 +36,10 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
 
     /// Opens (creating if needed) and migrates the database at `path`.
     ///
+    /// - Parameters:
+    ///   - walRestartFrames: the WAL size (in 4 KiB frames) past which it is started over.
     /// - Throws: ``StorageError`` when it cannot be opened, or its schema is newer than this build.
-    public init(path: String, durability: Durability = .process) throws(StorageError) {
+    public init(path: String, durability: Durability = .process, walRestartFrames: Int = 4096) throws(StorageError) {
         location = path
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -54,8 +57,18 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
         try migrate()
         lastCreatedAt = Int64(try writer.integerPragma("SELECT coalesce(max(created_at_ms), 0) FROM orders"))
         counts = try OrderCounts.load(writer)
-        let writeLock = self.writeLock
-        checkpointer = try Checkpointer(path: path, durability: durability) { body in writeLock.withLock(body) }
+        let turn = checkpointTurn
+        checkpointer = try Checkpointer(path: path, durability: durability, restartFrames: walRestartFrames) {
+            [writeLock] body in
+            // Ask writers to step aside, then take the lock: an unfair lock alone would let a
+            // writer that never pauses (a bulk load) starve the checkpoint.
+            turn.withLock { turn.waiting = true }
+            writeLock.withLock(body)
+            turn.withLock {
+                turn.waiting = false
+                turn.condition.broadcast()
+            }
+        }
     }
 
     deinit { close() }
@@ -368,6 +381,7 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
     }
 
     func withWriter<T>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {
+        checkpointTurn.waitWhileCheckpointing()
         writeLock.lock()
         defer { writeLock.unlock() }
         if readersLock.withLock({ closed }) { throw StorageError(.unavailable, "database is closed") }
@@ -400,5 +414,25 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
             return true
         }
         if !keep { connection.close() }
+    }
+}
+
+/// Lets the checkpointer take the write lock between two transactions even when writers never
+/// pause: while it waits, new writers wait for it.
+final class CheckpointTurn: @unchecked Sendable {
+    // Safe: `waiting` is only touched while holding `condition`.
+    let condition = NSCondition()
+    var waiting = false
+
+    func withLock<T>(_ body: () -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body()
+    }
+
+    func waitWhileCheckpointing() {
+        condition.lock()
+        while waiting { condition.wait() }
+        condition.unlock()
     }
 }

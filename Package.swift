@@ -41,7 +41,8 @@ let package = Package(
         // The thin executable.
         .executableTarget(name: "cupcake", dependencies: ["CupcakeCLI"]),
         // Benchmark tooling: bulk-loads generated orders into a database (scripts/bench).
-        .executableTarget(name: "cupcake-seed", dependencies: ["CupcakeStorage"], path: "bench/Seed"),
+        .executableTarget(
+            name: "cupcake-seed", dependencies: ["CupcakeStorage", "CupcakeTestSupport"], path: "bench/Seed"),
 
         // Helpers shared by the test targets.
         .target(
@@ -49,7 +50,7 @@ let package = Package(
             dependencies: ["CupcakeDomain", "CupcakeCLI", "CupcakeServer", "CupcakeStorage"]
         ),
 
-        .testTarget(name: "CupcakeDomainTests", dependencies: ["CupcakeDomain"]),
+        .testTarget(name: "CupcakeDomainTests", dependencies: ["CupcakeDomain", "CupcakeTestSupport"]),
         .testTarget(name: "CupcakeCLITests", dependencies: ["CupcakeCLI", "CupcakeTestSupport"]),
         .testTarget(name: "CupcakeStorageTests", dependencies: ["CupcakeStorage", "CupcakeTestSupport"]),
         .testTarget(

@@ -30,7 +30,7 @@ public enum HostileCorpus {
 
     /// Every case; `maximumBytes` leaves out the huge ones (for the CLI's in-process runs).
     public static func cases(seed: UInt64 = 7) -> [Case] {
-        var random = Generator(seed: seed)
+        var random = SplitMix64(seed: seed)
         var cases: [Case] = []
         func add(_ kind: String, _ text: String) { cases.append(Case(kind: kind, body: Data(text.utf8))) }
         func add(_ kind: String, _ bytes: [UInt8]) { cases.append(Case(kind: kind, body: Data(bytes))) }
@@ -135,17 +135,5 @@ public enum HostileCorpus {
     public static func jsonString(_ text: String) -> String {
         String(decoding: (try? JSONSerialization.data(withJSONObject: [text])) ?? Data("[\"\"]".utf8), as: UTF8.self)
             .dropFirst().dropLast().description
-    }
-
-    struct Generator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

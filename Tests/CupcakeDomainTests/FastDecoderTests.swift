@@ -1,3 +1,4 @@
+import CupcakeTestSupport
 import Foundation
 import Testing
 
@@ -87,18 +88,5 @@ import Testing
             }
         }
         #expect(disagreements.isEmpty, "\(disagreements.prefix(3))")
-    }
-}
-
-/// A tiny deterministic generator, so the mutation test is the same on every run.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

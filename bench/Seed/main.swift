@@ -8,6 +8,7 @@
 // millisecond apart, continuing after what is already there.
 import CupcakeDomain
 import CupcakeStorage
+import CupcakeTestSupport
 import Foundation
 
 func fail(_ message: String) -> Never {
@@ -30,22 +31,10 @@ guard let database, let count, count > 0 else { fail("usage: cupcake-seed --data
 let firstNames = (0..<200).map { "First\($0)" } + ["Taylor"]
 let lastNames = (0..<500).map { "Last\($0)" } + ["Swift"]
 
-/// A small deterministic generator, so every run loads the same orders.
-struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 do {
     let store = try SQLiteOrderStore(path: database)
     let existing = try store.orderCount()
-    var random = SplitMix64(state: UInt64(existing) &+ 42)
+    var random = SplitMix64(seed: UInt64(existing) &+ 42)
     let start = Date()
     let base: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
     try store.bulkInsert(

@@ -51,6 +51,13 @@ final class Checkpointer: @unchecked Sendable {
             // in its next transaction. One more pass with the writer held off completes at a
             // moment when no transaction is open, so the next commit starts the WAL over.
             if let (log, _) = connection.checkpointPassive(), log > restartFrames {
+                // Catch up without the lock first: each pass copies what arrived during the one
+                // before, so the pass with writes held off has only a few frames left to copy.
+                for _ in 0..<4 {
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    _ = connection.checkpointPassive()
+                    if DispatchTime.now().uptimeNanoseconds - start < 500_000 { break }
+                }
                 exclusively { _ = self.connection.checkpointPassive() }
             }
             condition.lock()

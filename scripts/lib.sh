@@ -23,6 +23,14 @@ ensure_packages() {
     fi
 }
 
+# ensure_command CMD PKG: installs Debian package PKG when command CMD is missing (a tool such
+# as node may come from elsewhere on a machine; only install it when it is not there at all).
+ensure_command() {
+    if ! command -v "$1" >/dev/null 2>&1; then
+        ensure_packages "$2"
+    fi
+}
+
 # The Debian packages every build needs: the C libraries behind CSQLite and CMicroHTTPD, and
 # libcurl's development files, which a release build linked with --static-swift-stdlib needs
 # for FoundationNetworking.

@@ -40,7 +40,7 @@ public struct CheckoutConfiguration: Sendable, Equatable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw CheckoutError(.configuration, "Cannot read config file \(url.path): \(Self.reason(error)).")
+            throw CheckoutError(.configuration, "Cannot read config file \(url.path): \(FileErrorText.reason(error)).")
         }
         do {
             try apply(json: data)
@@ -172,14 +172,5 @@ public struct CheckoutConfiguration: Sendable, Equatable {
             && name.utf8.allSatisfy { byte in
                 (0x21...0x7E).contains(byte) && !"()<>@,;:\\\"/[]?={}".utf8.contains(byte)
             }
-    }
-
-    static func reason(_ error: any Error) -> String {
-        let nsError = error as NSError
-        switch nsError.code {
-        case NSFileReadNoSuchFileError, NSFileNoSuchFileError: return "no such file"
-        case NSFileReadNoPermissionError: return "permission denied"
-        default: return nsError.localizedDescription
-        }
     }
 }

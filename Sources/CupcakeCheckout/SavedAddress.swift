@@ -70,7 +70,7 @@ public struct SavedAddress: Sendable, Equatable, Codable {
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             try encoder.encode(self).write(to: url, options: .atomic)
         } catch {
-            throw CheckoutError(.configuration, "Cannot write \(url.path): \((error as NSError).localizedDescription)")
+            throw CheckoutError(.configuration, "Cannot write \(url.path): \(FileErrorText.reason(error))")
         }
     }
 
@@ -83,7 +83,7 @@ public struct SavedAddress: Sendable, Equatable, Codable {
             try FileManager.default.removeItem(at: url)
             return true
         } catch {
-            throw CheckoutError(.configuration, "Cannot remove \(url.path): \((error as NSError).localizedDescription)")
+            throw CheckoutError(.configuration, "Cannot remove \(url.path): \(FileErrorText.reason(error))")
         }
     }
 }

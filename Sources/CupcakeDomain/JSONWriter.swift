@@ -66,20 +66,6 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
-    /// Writes `null`.
-    public mutating func null() {
-        separator()
-        bytes.append(contentsOf: "null".utf8)
-        needsComma = true
-    }
-
-    /// Writes bytes that are already one complete JSON value.
-    public mutating func raw(_ json: [UInt8]) {
-        separator()
-        bytes.append(contentsOf: json)
-        needsComma = true
-    }
-
     private mutating func separator() {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
     }

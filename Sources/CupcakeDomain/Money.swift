@@ -14,7 +14,6 @@ public struct Money: Sendable, Hashable, Comparable, Codable, CustomStringConver
     }
 
     public static func < (lhs: Money, rhs: Money) -> Bool { lhs.cents < rhs.cents }
-    public static func + (lhs: Money, rhs: Money) -> Money { Money(cents: lhs.cents + rhs.cents) }
     public static func * (lhs: Money, rhs: Int) -> Money { Money(cents: lhs.cents * rhs) }
 
     /// US dollars whatever the machine's locale: "$16.00", "$1,234.50", "-$0.50".

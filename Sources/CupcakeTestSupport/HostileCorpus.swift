@@ -28,7 +28,7 @@ public enum HostileCorpus {
         "%_' UNION SELECT * FROM orders --",
     ]
 
-    /// Every case; `maximumBytes` leaves out the huge ones (for the CLI's in-process runs).
+    /// Every case, the same for the same seed.
     public static func cases(seed: UInt64 = 7) -> [Case] {
         var random = SplitMix64(seed: seed)
         var cases: [Case] = []

@@ -1,3 +1,4 @@
+import CupcakeCheckout
 import CupcakeDomain
 import CupcakeServer
 import CupcakeStorage
@@ -46,7 +47,7 @@ struct ServeCommand: Command {
             do {
                 data = try Data(contentsOf: fileURL)
             } catch {
-                throw CLIError(.config, "Cannot read config file \(fileURL.path): \(ConfigFiles.reason(error)).")
+                throw CLIError(.config, "Cannot read config file \(fileURL.path): \(FileErrorText.reason(error)).")
             }
             do {
                 try configuration.apply(fileContents: data)

@@ -16,17 +16,4 @@ enum ConfigFiles {
         let url = directory(environment: environment).appendingPathComponent(name)
         return FileManager.default.fileExists(atPath: url.path) ? url : nil
     }
-
-    /// A short reason for a file error, without Foundation's dump.
-    static func reason(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if let posix = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(posix.code)))
-        }
-        switch nsError.code {
-        case NSFileReadNoSuchFileError, NSFileNoSuchFileError: return "no such file"
-        case NSFileReadNoPermissionError: return "permission denied"
-        default: return nsError.localizedDescription
-        }
-    }
 }

@@ -16,8 +16,6 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let notFound = ExitCode(rawValue: 66)
     /// The endpoint cannot be reached (EX_UNAVAILABLE).
     public static let unavailable = ExitCode(rawValue: 69)
-    /// Something failed inside cupcake itself (EX_SOFTWARE).
-    public static let software = ExitCode(rawValue: 70)
     /// A file could not be written (EX_CANTCREAT).
     public static let cannotCreate = ExitCode(rawValue: 73)
     /// An I/O error, e.g. the database could not be opened (EX_IOERR).

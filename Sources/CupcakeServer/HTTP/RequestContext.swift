@@ -164,10 +164,8 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestState, ter
     let context = Unmanaged<RequestContext>.fromOpaque(state).takeRetainedValue()
     requestState.pointee = nil
     let elapsed = DispatchTime.now().uptimeNanoseconds - context.startNanoseconds
-    let status =
-        termination == .REQUEST_TERMINATED_COMPLETED_OK ? context.status : (context.status == 0 ? 0 : context.status)
     server.log.request(
-        method: context.method, path: context.path, status: status, nanoseconds: elapsed,
+        method: context.method, path: context.path, status: context.status, nanoseconds: elapsed,
         requestID: context.requestID, aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK)
     server.activeRequests.subtract(1, ordering: .releasing)
 }

@@ -181,10 +181,6 @@ final class SQLiteStatement {
         }
     }
 
-    func bindNull(_ index: Int32) {
-        sqlite3_bind_null(raw, index)
-    }
-
     /// The index of a named parameter such as `:limit`; 0 when the statement has none.
     func parameter(_ name: String) -> Int32 {
         sqlite3_bind_parameter_index(raw, name)
@@ -210,7 +206,6 @@ final class SQLiteStatement {
     func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(raw, column)) }
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(raw, column) }
     func bool(_ column: Int32) -> Bool { sqlite3_column_int64(raw, column) != 0 }
-    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(raw, column) == SQLITE_NULL }
 
     func string(_ column: Int32) -> String {
         guard let text = sqlite3_column_text(raw, column) else { return "" }

@@ -369,11 +369,6 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
         }
     }
 
-    /// Drops the orders table: lets tests see how the service meets a storage failure.
-    public func dropOrdersTableForTesting() throws(StorageError) {
-        try withWriter { connection throws(StorageError) in try connection.execute("DROP TABLE orders") }
-    }
-
     // MARK: - Connections
 
     private func checkOpen() throws(StorageError) {

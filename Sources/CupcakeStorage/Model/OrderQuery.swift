@@ -61,7 +61,12 @@ public struct OrderQuery: Sendable, Equatable {
 
     /// The key a name is matched and sorted by: lower-cased with Unicode's full rules.
     public static func nameKey(_ name: String) -> String {
-        name.lowercased()
+        // Most names are ASCII: lower-case those bytes directly (this runs for every order stored),
+        // and leave the rest to Swift's full Unicode lower-casing.
+        let isUpper = { (byte: UInt8) in byte >= 0x41 && byte <= 0x5A }
+        guard name.utf8.allSatisfy({ $0 < 0x80 }) else { return name.lowercased() }
+        guard name.utf8.contains(where: isUpper) else { return name }
+        return String(decoding: name.utf8.map { isUpper($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
     }
 }
 

@@ -75,6 +75,19 @@ import Testing
         fromFile.stop()
     }
 
+    @Test func aSecondServerOnTheSameDatabaseIsRefusedAndTheFirstKeepsServing() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("orders.sqlite")
+        let first = try ServerProcess(databasePath: path)
+        #expect(try RawHTTP.postOrder(port: first.port, json: Self.order).status == 201)
+        // The server holds its database exclusively (SQLite's unix-excl VFS).
+        let second = try ProcessRunner.cupcake(["serve", "--port", "0", "--database", path])
+        #expect(second.status == 74)
+        #expect(second.stderr.contains("in use by another process"))
+        #expect(try RawHTTP.postOrder(port: first.port, json: Self.order).status == 201)
+        #expect(first.stop() == 0)
+    }
+
     @Test func aBrokenConfigFileExits78NamingTheFile() throws {
         let directory = try TemporaryDirectory()
         let config = directory.path("server.json")

@@ -59,6 +59,9 @@ final class SQLiteConnection {
         if code != SQLITE_OK {
             let message = error.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(error)
+            if code & 0xff == SQLITE_BUSY {
+                throw StorageError(.unavailable, "\(path) is in use by another process (SQLite \(code))")
+            }
             throw StorageError(.failed, "\(message) (SQLite \(code))")
         }
     }

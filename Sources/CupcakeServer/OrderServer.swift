@@ -31,7 +31,6 @@ public final class OrderServer: @unchecked Sendable {
         limits.threads = configuration.threads
         let http = HTTPServer(
             host: configuration.host, port: configuration.port, limits: limits, handler: api, log: log)
-        committer.setWake { [unowned http] worker in http.wake(worker: worker) }
         do {
             try http.start()
         } catch {

@@ -1,87 +1,74 @@
 import Foundation
 
-/// Group commit without a writer thread. Each HTTP event loop queues the orders of a pass over
-/// its ready connections in its own lane and, when the pass ends, calls ``commit(lane:)``: if no
-/// commit is running, that loop commits every lane's queued orders in one transaction, on its
-/// own thread; if one is running, the loop goes back to the network and the committer wakes it
-/// when done (``setWake(_:)``), so orders queue up behind a commit instead of a thread blocking.
-/// Under load a commit carries everything that arrived during the previous one, so its cost
-/// (and its fsync, with ``Durability/full``) is shared by the batch; no dedicated thread has to
-/// be woken for each batch, and each answer is sent by the loop that read its request.
+/// Group commit: callers hand in orders one at a time from many threads; one writer thread
+/// commits whatever has gathered in a single transaction and then tells every caller. Under load
+/// the cost of a commit (and its fsync, with ``Durability/full``) is shared by the whole batch.
 public final class GroupCommitter: @unchecked Sendable {
-    // Safe: `lanes`, `committing`, `stopping` and `wake` are read and written only while holding
-    // `lock`.
+    // Safe: `pending`, `stopping` and `running` are read and written only while holding `condition`.
     private struct Pending {
         var order: NewOrder
         var completion: @Sendable (Result<StoredOrder, StorageError>) -> Void
     }
 
     private let store: any OrderStore
-    private let lock = NSLock()
-    private var lanes: [Int: [Pending]] = [:]
-    private var committing = false
+    private let maximumBatch: Int
+    private let condition = NSCondition()
+    private var pending: [Pending] = []
     private var stopping = false
-    private var wake: (@Sendable (Int) -> Void)?
+    private var running = true
+    private var thread: Thread?
 
-    /// Creates a committer in front of `store`.
-    public init(store: any OrderStore) {
+    /// Starts the writer thread.
+    public init(store: any OrderStore, maximumBatch: Int = 512) {
         self.store = store
+        self.maximumBatch = maximumBatch
+        let thread = Thread { [unowned self] in self.loop() }
+        thread.name = "cupcake-commit"
+        self.thread = thread
+        thread.start()
     }
 
-    /// Sets how to wake a lane's loop whose orders are left queued when a commit ends (they were
-    /// queued while it ran); that loop then calls ``commit(lane:)``.
-    public func setWake(_ wake: @escaping @Sendable (Int) -> Void) {
-        lock.withLock { self.wake = wake }
-    }
-
-    /// Queues an order in `lane`; `completion` runs on the thread that commits it.
-    public func submit(
-        _ order: NewOrder, lane: Int, completion: @escaping @Sendable (Result<StoredOrder, StorageError>) -> Void
-    ) {
-        lock.lock()
+    /// Queues an order; `completion` runs on the writer thread once it is committed (or failed).
+    public func submit(_ order: NewOrder, completion: @escaping @Sendable (Result<StoredOrder, StorageError>) -> Void) {
+        condition.lock()
         if stopping {
-            lock.unlock()
+            condition.unlock()
             completion(.failure(StorageError(.unavailable, "shutting down")))
             return
         }
-        lanes[lane, default: []].append(Pending(order: order, completion: completion))
-        lock.unlock()
+        pending.append(Pending(order: order, completion: completion))
+        condition.signal()
+        condition.unlock()
     }
 
-    /// Commits every queued order (of every lane) in one transaction and runs the completions,
-    /// unless a commit is already running: then returns at once, and that commit wakes `lane`
-    /// when it ends if orders are still queued there.
-    ///
-    /// - Returns: how many orders were answered.
-    @discardableResult
-    public func commit(lane: Int) -> Int {
-        lock.lock()
-        if committing {
-            lock.unlock()
-            return 0
-        }
-        committing = true
-        var batch: [Pending] = []
-        for key in lanes.keys.sorted() {
-            batch += lanes[key] ?? []
-        }
-        lanes.removeAll(keepingCapacity: true)
-        lock.unlock()
-        if !batch.isEmpty { commit(batch) }
-        let (waiting, wake) = lock.withLock { () -> ([Int], (@Sendable (Int) -> Void)?) in
-            committing = false
-            return (lanes.filter { !$0.value.isEmpty }.map(\.key), self.wake)
-        }
-        for other in waiting where other != lane {
-            wake?(other)
-        }
-        return batch.count
-    }
-
-    /// Refuses new orders (they fail as `.unavailable`) and commits whatever is still queued.
+    /// Commits everything already queued, then stops the writer thread.
     public func shutdown() {
-        lock.withLock { stopping = true }
-        commit(lane: 0)
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while running {
+            condition.wait()
+        }
+        condition.unlock()
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while pending.isEmpty && !stopping {
+                condition.wait()
+            }
+            if pending.isEmpty && stopping {
+                running = false
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let batch = Array(pending.prefix(maximumBatch))
+            pending.removeFirst(batch.count)
+            condition.unlock()
+            commit(batch)
+        }
     }
 
     private func commit(_ batch: [Pending]) {

@@ -16,16 +16,12 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The id this server gave the request (also sent back as `Request-Id`).
     public var requestID: String
-    /// The event loop that received it (0 up to the server's thread count); work a handler
-    /// defers to the end of the loop's pass is kept per loop (see ``HTTPHandler/finishPass(worker:)``).
-    public var worker: Int
 
     /// Creates a request (the server does; tests may too).
     public init(
         method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
-        body: [UInt8] = [], requestID: String = "test", worker: Int = 0
+        body: [UInt8] = [], requestID: String = "test"
     ) {
-        self.worker = worker
         self.method = method
         self.path = path
         self.query = query

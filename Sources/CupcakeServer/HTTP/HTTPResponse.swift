@@ -42,18 +42,8 @@ public struct HTTPResponse: Sendable {
 }
 
 /// Something that answers requests. `respond` is called exactly once, from any thread, now or
-/// later (a POST answers after its group commit, at the end of the pass that received it).
+/// later (a POST answers after its group commit).
 public protocol HTTPHandler: Sendable {
-    /// Handles a request, on the thread of the event loop that received it.
+    /// Handles a request.
     func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void)
-
-    /// Called on event loop `worker`'s thread after each pass over its ready connections, to do
-    /// the work its requests deferred (a group commit). Returns whether it answered any: the
-    /// loop then sends those answers at once instead of waiting for the network.
-    func finishPass(worker: Int) -> Bool
-}
-
-extension HTTPHandler {
-    /// Nothing deferred.
-    public func finishPass(worker: Int) -> Bool { false }
 }

@@ -4,10 +4,10 @@ import Foundation
 /// One request's state across libmicrohttpd's calls: the body so far, and the answer once it is
 /// known. Owned by MHD's per-request pointer from the first call until "request completed".
 final class RequestContext: @unchecked Sendable {
-    // Safe: MHD calls the access handler for one request on its loop's thread; `response` and
-    // `answered` may also be touched by the thread that answers later, and those are guarded by
-    // `lock`. An answer given later is stored here, and the access handler queues it on one of
-    // MHD's later calls (MHD calls again while a fully received request has no response).
+    // Safe: MHD calls the access handler for one request on one thread at a time; `response`,
+    // `suspended` and `answered` may also be touched by the thread that answers later, and those
+    // are guarded by `lock`. An answer given while suspended is stored here, the connection
+    // resumed, and MHD calls the access handler again, which queues it.
     let method: String
     let path: String
     let startNanoseconds: UInt64
@@ -21,9 +21,8 @@ final class RequestContext: @unchecked Sendable {
     var status = 0
     let lock = NSLock()
     var response: HTTPResponse?
+    var suspended = false
     var answered = false
-    /// Handed to the handler with no answer yet (loop thread only).
-    var awaited = false
 
     init(method: String, path: String, requestID: String) {
         self.method = method
@@ -57,8 +56,7 @@ func queue(_ response: HTTPResponse, on connection: OpaquePointer, context: Requ
 let accessHandler: MHD_AccessHandlerCallback = {
     cls, connection, url, method, _, uploadData, uploadSize, requestState in
     guard let cls, let connection, let requestState, let uploadSize else { return .NO }
-    let loop = Unmanaged<EventLoop>.fromOpaque(cls).takeUnretainedValue()
-    let server = loop.server
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
 
     // First call: headers only.
     guard let state = requestState.pointee else {
@@ -105,25 +103,25 @@ let accessHandler: MHD_AccessHandlerCallback = {
         return .YES
     }
 
-    // The end of the request, or a later call while its answer is awaited.
+    // The end of the request (or a call after a resume, when the answer is already queued).
     if context.rejected { return .YES }
     if context.overLimit {
         context.rejected = true
         return queue(Problem.payloadTooLarge(limit: server.limits.bodyBytes).response, on: connection, context: context)
     }
-    if context.awaited {
-        // The request was handed over and its answer is awaited: MHD calls again on each pass
-        // until one is queued (external polling, no suspend). Queue it here, on the loop's
-        // thread, whichever thread gave it.
-        context.lock.lock()
+    context.lock.lock()
+    if context.suspended {
+        // Called again after a resume: queue the answer here, on the worker thread, so the
+        // thread that answered (the group-commit writer) only hands it over.
         let response = context.response
         context.response = nil
         context.lock.unlock()
         guard let response else { return .YES }
-        context.awaited = false
-        loop.awaiting -= 1
         return queue(response, on: connection, context: context)
     }
+    let alreadyStarted = context.answered
+    context.lock.unlock()
+    if alreadyStarted { return .YES }
 
     var headers: [String: String] = [:]
     for name in server.headerNames {
@@ -135,42 +133,35 @@ let accessHandler: MHD_AccessHandlerCallback = {
         method: context.method, path: context.path,
         query: MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil) > 0
             ? values(of: connection, kind: .GET_ARGUMENT_KIND) : [:],
-        headers: headers, body: context.body, requestID: context.requestID, worker: loop.index)
+        headers: headers, body: context.body, requestID: context.requestID)
     context.body = []
+    let handle = UnsafeSendable(connection)
     server.handler.handle(request) { response in
-        let answered = context.lock.withLock { () -> Bool in
-            guard !context.answered else { return false }
-            context.answered = true
-            context.response = response
-            return true
+        context.lock.lock()
+        defer { context.lock.unlock() }
+        guard !context.answered else { return }
+        context.answered = true
+        context.response = response
+        if context.suspended {
+            MHD_resume_connection(handle.value)
         }
-        // The loop queues it on its next pass: at the end of this one when answered on its own
-        // thread (a group commit), or once woken when answered on another.
-        if answered && !loop.isCurrentThread { loop.wake() }
     }
     context.lock.lock()
-    let response = context.response
-    context.response = nil
-    context.lock.unlock()
-    if let response {
+    defer { context.lock.unlock() }
+    if let response = context.response {
+        context.response = nil
         return queue(response, on: connection, context: context)
     }
-    context.awaited = true
-    loop.awaiting += 1
+    context.suspended = true
+    MHD_suspend_connection(connection)
     return .YES
 }
 
 /// MHD's "request completed": logs the request and frees its context.
 let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestState, termination in
     guard let cls, let requestState, let state = requestState.pointee else { return }
-    let loop = Unmanaged<EventLoop>.fromOpaque(cls).takeUnretainedValue()
-    let server = loop.server
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(state).takeRetainedValue()
-    if context.awaited {
-        // The client went away before its answer was ready; the answer is dropped when it comes.
-        context.awaited = false
-        loop.awaiting -= 1
-    }
     requestState.pointee = nil
     let elapsed = DispatchTime.now().uptimeNanoseconds - context.startNanoseconds
     server.log.request(
@@ -198,3 +189,9 @@ private func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [Strin
     return box.values
 }
 
+/// Carries a C pointer into a `@Sendable` closure; MHD allows using the connection from another
+/// thread while it is suspended, which is the only time the closure does.
+struct UnsafeSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -51,11 +51,6 @@ public final class OrderAPI: HTTPHandler {
         }
     }
 
-    /// Commits the POSTs that event loop `worker` received in its pass, in one transaction.
-    public func finishPass(worker: Int) -> Bool {
-        committer.commit(lane: worker) > 0
-    }
-
     private func route(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws {
         let path = request.path
         if path == "/healthz" {
@@ -197,7 +192,7 @@ public final class OrderAPI: HTTPHandler {
         let key = try Self.idempotencyKey(request)
         let newOrder = NewOrder(order: order, costCents: order.costCents, createdAtMilliseconds: now())
         guard let key else {
-            committer.submit(newOrder, lane: request.worker) { [log] result in
+            committer.submit(newOrder) { [log] result in
                 respond(Self.created(result, requestID: request.requestID, log: log))
             }
             return
@@ -230,7 +225,7 @@ public final class OrderAPI: HTTPHandler {
         let claim = IdempotencyClaim(key: key, fingerprint: fingerprint, status: 201) { $0.json }
         var keyed = newOrder
         keyed.idempotency = claim
-        committer.submit(keyed, lane: request.worker) { [inFlight, log] result in
+        committer.submit(keyed) { [inFlight, log] result in
             inFlight.end(key)
             respond(Self.created(result, requestID: request.requestID, log: log))
         }

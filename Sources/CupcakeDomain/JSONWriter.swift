@@ -74,13 +74,21 @@ public struct JSONWriter: Sendable {
 
     private mutating func appendQuoted(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        let utf8 = text.utf8
-        if !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
-            bytes.append(contentsOf: utf8)
+        // Fast path: scan the string's own bytes and copy them at once when nothing needs escaping
+        // (almost always; this runs for every field of every answer).
+        let copied =
+            text.utf8.withContiguousStorageIfAvailable { buffer -> Bool in
+                for byte in buffer where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F {
+                    return false
+                }
+                bytes.append(contentsOf: buffer)
+                return true
+            } ?? false
+        if copied {
             bytes.append(UInt8(ascii: "\""))
             return
         }
-        for byte in utf8 {
+        for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
             case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])

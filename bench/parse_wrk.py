@@ -1,4 +1,7 @@
-"""Prints 'requests_per_second p50_ms p99_ms non2xx' from wrk --latency output."""
+"""Prints 'requests_per_second p50_ms p99_ms non2xx' from wrk --latency output; given the
+server's CPU ticks spent during the run as a second argument, also its CPU microseconds per
+request."""
+import os
 import re
 import sys
 
@@ -15,4 +18,8 @@ def ms(label):
 
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
 non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
-print("%.0f %.3f %.3f %d" % (rps, ms("50"), ms("99"), int(non2xx.group(1)) if non2xx else 0))
+fields = "%.0f %.3f %.3f %d" % (rps, ms("50"), ms("99"), int(non2xx.group(1)) if non2xx else 0)
+if len(sys.argv) > 2:
+    requests = int(re.search(r"(\d+) requests in", text).group(1))
+    fields += " %.1f" % (int(sys.argv[2]) * 1e6 / os.sysconf("SC_CLK_TCK") / max(requests, 1))
+print(fields)

@@ -35,6 +35,8 @@ public final class HTTPServer: @unchecked Sendable {
     let headerNames: [String]
     private var daemon: OpaquePointer?
     private var listenSocket: Int32 = -1
+    /// Spreads new connections over the workers; set before the first connection arrives.
+    private(set) var acceptor: ConnectionAcceptor?
     /// Requests that have begun and not yet completed.
     let activeRequests = Atomic<Int>(0)
     /// The port actually bound (useful with port 0).
@@ -61,12 +63,16 @@ public final class HTTPServer: @unchecked Sendable {
         listenSocket = socket
         port = bound
         let threads = limits.threads > 0 ? limits.threads : max(1, ProcessInfo.processInfo.activeProcessorCount)
-        var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        // The pool does not watch the listening socket; the acceptor hands it each connection.
+        var flags =
+            MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            | MHD_USE_NO_LISTEN_SOCKET.rawValue
         if ipv6 { flags |= MHD_USE_IPv6.rawValue }
         let context = Unmanaged.passUnretained(self).toOpaque()
         let notify = unsafeBitCast(requestCompleted as MHD_RequestCompletedCallback, to: UnsafeRawPointer.self)
+        let notifyConnection = unsafeBitCast(
+            connectionNotified as MHD_NotifyConnectionCallback, to: UnsafeRawPointer.self)
         let arguments: [any CVarArg] = [
-            MHD_OPTION.LISTEN_SOCKET.rawValue, socket,
             MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(threads),
             MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(limits.connections),
             MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(limits.idleTimeoutSeconds),
@@ -75,6 +81,7 @@ public final class HTTPServer: @unchecked Sendable {
             // headers of 8 KiB and more (bodies stream through it in pieces).
             MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue, 16 * 1024,
             MHD_OPTION.NOTIFY_COMPLETED.rawValue, Int(bitPattern: notify), Int(bitPattern: context),
+            MHD_OPTION.NOTIFY_CONNECTION.rawValue, Int(bitPattern: notifyConnection), Int(bitPattern: context),
             MHD_OPTION.END.rawValue,
         ]
         let started = withVaList(arguments) { list in
@@ -85,23 +92,32 @@ public final class HTTPServer: @unchecked Sendable {
             listenSocket = -1
             throw ServerError("libmicrohttpd could not start on \(host):\(bound)")
         }
+        guard let acceptor = ConnectionAcceptor(listenSocket: socket, daemon: started, limit: limits.connections)
+        else {
+            MHD_stop_daemon(started)
+            close(socket)
+            listenSocket = -1
+            throw ServerError("cannot accept connections on \(host):\(bound): \(String(cString: strerror(errno)))")
+        }
         daemon = started
+        self.acceptor = acceptor
+        acceptor.start()
     }
 
     /// Stops accepting, waits up to `grace` seconds for requests in flight, then stops.
     public func shutdown(grace: Double = 10) {
         guard let daemon else { return }
-        _ = MHD_quiesce_daemon(daemon)
+        acceptor?.stop()
+        if listenSocket >= 0 {
+            close(listenSocket)
+            listenSocket = -1
+        }
         let deadline = Date().addingTimeInterval(grace)
         while activeRequests.load(ordering: .acquiring) > 0 && Date() < deadline {
             usleep(5_000)
         }
         MHD_stop_daemon(daemon)
         self.daemon = nil
-        if listenSocket >= 0 {
-            close(listenSocket)
-            listenSocket = -1
-        }
     }
 
     /// Opens a listening TCP socket, so a bad address gets our own clear error.

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// Group commit: callers hand in orders one at a time from many threads; one writer thread
@@ -22,8 +23,11 @@ public final class GroupCommitter: @unchecked Sendable {
     public init(store: any OrderStore, maximumBatch: Int = 512) {
         self.store = store
         self.maximumBatch = maximumBatch
-        let thread = Thread { [unowned self] in self.loop() }
-        thread.name = "cupcake-commit"
+        let thread = Thread { [unowned self] in
+            // Foundation's Thread.name does not reach the kernel on Linux.
+            pthread_setname_np(pthread_self(), "cupcake-commit")
+            self.loop()
+        }
         self.thread = thread
         thread.start()
     }

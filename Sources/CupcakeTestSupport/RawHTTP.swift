@@ -139,6 +139,30 @@ public final class TestSocket: @unchecked Sendable {
         return data
     }
 
+    /// Reads one answer on a kept-alive connection: the head, then Content-Length bytes of body.
+    /// Returns `nil` if it is not complete by the deadline or the peer closes first.
+    public func receiveResponse(deadline: Date) -> RawHTTP.Response? {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while Date() < deadline {
+            if let split = data.range(of: Data("\r\n\r\n".utf8)) {
+                let response = RawHTTP.parse(data)
+                let length = response.headers["content-length"].flatMap(Int.init) ?? 0
+                if data.count - split.upperBound >= length { return response }
+            }
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let waitMilliseconds = max(1, Int32(min(deadline.timeIntervalSinceNow, 1) * 1000))
+            guard poll(&ready, 1, waitMilliseconds) > 0 else { continue }
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count > 0 {
+                data.append(contentsOf: buffer[0..<count])
+            } else if count == 0 || errno != EINTR {
+                return nil
+            }
+        }
+        return nil
+    }
+
     /// Whether the peer has closed the connection (non-blocking check).
     public func isClosedByPeer() -> Bool {
         var byte: UInt8 = 0

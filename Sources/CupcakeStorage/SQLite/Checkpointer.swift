@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// Copies the WAL back into the database from a background thread, with its own connection, in
@@ -36,8 +37,11 @@ final class Checkpointer: @unchecked Sendable {
         case .full: try connection.execute("PRAGMA synchronous = FULL")
         }
         self.interval = interval
-        let thread = Thread { [self] in run() }
-        thread.name = "cupcake-checkpoint"
+        let thread = Thread { [self] in
+            // Foundation's Thread.name does not reach the kernel on Linux; 15 bytes at most.
+            pthread_setname_np(pthread_self(), "cupcake-checkpt")
+            run()
+        }
         thread.start()
     }
 

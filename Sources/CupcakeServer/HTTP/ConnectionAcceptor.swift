@@ -12,13 +12,14 @@ import Synchronization
 /// and leaves new clients waiting in the listen backlog, as libmicrohttpd itself would.
 final class ConnectionAcceptor: @unchecked Sendable {
     // Safe: `daemon` and the descriptors are set before the thread starts and never change;
-    // `stopping` and `openConnections` are atomics; `thread` is touched only by start and stop.
+    // `started`, `stopping` and `openConnections` are atomics.
     private let listenSocket: Int32
     private let daemon: OpaquePointer
     private let limit: Int
     /// Written to wake the accept thread when the server stops.
     private let wakeRead: Int32
     private let wakeWrite: Int32
+    private let started = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     /// Connections libmicrohttpd holds now, counted through its connection notifications.
@@ -44,6 +45,7 @@ final class ConnectionAcceptor: @unchecked Sendable {
 
     /// Starts the accept thread.
     func start() {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let thread = Thread { [self] in
             pthread_setname_np(pthread_self(), "cupcake-accept")
             run()
@@ -56,9 +58,11 @@ final class ConnectionAcceptor: @unchecked Sendable {
     /// the owner closes the listening socket.
     func stop() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
-        finished.wait()
+        if started.load(ordering: .acquiring) {
+            var byte: UInt8 = 1
+            _ = write(wakeWrite, &byte, 1)
+            finished.wait()
+        }
         close(wakeRead)
         close(wakeWrite)
     }

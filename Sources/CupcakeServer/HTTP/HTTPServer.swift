@@ -4,12 +4,14 @@ import Synchronization
 
 /// Serves HTTP with GNU libmicrohttpd: a thread pool on epoll, sized to the cores by default.
 ///
-/// Owns the MHD daemon and its listening socket: `start()` opens both, `shutdown(grace:)` stops
-/// accepting, lets requests in flight finish, then frees them. Handlers may answer later from
-/// another thread; the connection is suspended meanwhile so it holds no worker.
+/// Owns the MHD daemon, its listening socket and the ``ConnectionAcceptor`` that hands each new
+/// connection to the pool: `start()` opens them, `shutdown(grace:)` stops accepting, lets
+/// requests in flight finish, then frees them. Handlers may answer later from another thread;
+/// the connection is suspended meanwhile so it holds no worker.
 public final class HTTPServer: @unchecked Sendable {
-    // Safe: `daemon` and `listenSocket` are written only by start() and shutdown(), which the
-    // owner calls once each from one thread; MHD's threads only read the immutable fields.
+    // Safe: `daemon`, `listenSocket` and `acceptor` are written only by start() and shutdown(),
+    // which the owner calls once each from one thread; `acceptor` is set before the first
+    // connection is accepted, and MHD's threads only read it and the immutable fields.
 
     /// How the server listens and what it tolerates.
     public struct Limits: Sendable {

@@ -80,8 +80,9 @@ final class ConnectionAcceptor: @unchecked Sendable {
                 continue
             }
             fds[0].events = Int16(POLLIN)
-            guard poll(&fds, 2, -1) >= 0 || errno == EINTR else {
-                usleep(10_000)
+            guard poll(&fds, 2, -1) >= 0 else {
+                // Interrupted: ask again (revents are stale). Anything else: back off, then ask.
+                if errno != EINTR { usleep(10_000) }
                 continue
             }
             if fds[1].revents != 0 { return }

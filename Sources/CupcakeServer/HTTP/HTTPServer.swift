@@ -96,10 +96,11 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard let acceptor = ConnectionAcceptor(listenSocket: socket, daemon: started, limit: limits.connections)
         else {
+            let reason = String(cString: strerror(errno))  // before cleanup can change errno
             MHD_stop_daemon(started)
             close(socket)
             listenSocket = -1
-            throw ServerError("cannot accept connections on \(host):\(bound): \(String(cString: strerror(errno)))")
+            throw ServerError("cannot accept connections on \(host):\(bound): \(reason)")
         }
         daemon = started
         self.acceptor = acceptor

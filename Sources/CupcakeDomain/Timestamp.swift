@@ -3,6 +3,14 @@
 public enum Timestamp {
     /// Formats milliseconds since 1970 UTC with exactly three fractional digits.
     public static func iso8601(milliseconds: Int64) -> String {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(24)
+        appendISO8601(milliseconds: milliseconds, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the ``iso8601(milliseconds:)`` text, as UTF-8, to `bytes`.
+    public static func appendISO8601(milliseconds: Int64, to bytes: inout [UInt8]) {
         var ms = milliseconds
         var days = ms / 86_400_000
         ms %= 86_400_000
@@ -15,8 +23,6 @@ public enum Timestamp {
         let minute = ms / 60_000 % 60
         let second = ms / 1000 % 60
         let millis = ms % 1000
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(24)
         func digits(_ value: Int64, _ count: Int) {
             var divisor: Int64 = 1
             for _ in 1..<count { divisor *= 10 }
@@ -41,7 +47,6 @@ public enum Timestamp {
         bytes.append(46)  // .
         digits(millis, 3)
         bytes.append(90)  // Z
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` into milliseconds since 1970 UTC.

@@ -46,7 +46,7 @@ public final class ServerProcess: @unchecked Sendable {
 
     /// Starts (again) on the same database; the port may change.
     public func start() throws {
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let handle = try FileHandle(forWritingTo: logFile)
         handle.seekToEndOfFile()
         let process = Process()

@@ -123,6 +123,20 @@ import Testing
         #expect(server.log.contains("request_id="))
     }
 
+    @Test func aPathCannotForgeALineInTheAccessLog() throws {
+        let directory = try TemporaryDirectory()
+        let server = try ServerProcess(databasePath: directory.path("orders.sqlite"))
+        let response = try RawHTTP.request(
+            port: server.port, method: "GET", path: "/api/x%0A2026-12-02T10:00:00.000Z%20GET")
+        #expect(response.status == 404)
+        let requestID = try #require(response.headers["request-id"])
+        #expect(server.stop() == 0)
+        let lines = server.log.split(separator: "\n")
+        let line = try #require(lines.first { $0.contains(requestID) })
+        #expect(line.contains(#" GET /api/x\x0a2026-12-02T10:00:00.000Z\x20GET 404 "#))
+        #expect(!lines.contains { $0.hasPrefix("2026-12-02T10:00:00.000Z") })
+    }
+
     @Test func aPortInUseIsAClearError() throws {
         let directory = try TemporaryDirectory()
         let server = try ServerProcess(databasePath: directory.path("orders.sqlite"))

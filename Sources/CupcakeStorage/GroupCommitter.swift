@@ -5,7 +5,8 @@ import Foundation
 /// commits whatever has gathered in a single transaction and then tells every caller. Under load
 /// the cost of a commit (and its fsync, with ``Durability/full``) is shared by the whole batch.
 public final class GroupCommitter: @unchecked Sendable {
-    // Safe: `pending`, `stopping` and `running` are read and written only while holding `condition`.
+    // Safe: `pending`, `stopping`, `running` and `writerWaiting` are read and written only while
+    // holding `condition`; `spare` only by the writer thread.
     private struct Pending {
         var order: NewOrder
         var completion: @Sendable (Result<StoredOrder, StorageError>) -> Void
@@ -17,6 +18,10 @@ public final class GroupCommitter: @unchecked Sendable {
     private var pending: [Pending] = []
     private var stopping = false
     private var running = true
+    /// The writer is waiting for work (or about to), so the next order must signal it.
+    private var writerWaiting = false
+    /// The writer's other batch buffer, reused so taking a batch allocates nothing.
+    private var spare: [Pending] = []
     private var thread: Thread?
 
     /// Starts the writer thread.
@@ -41,8 +46,12 @@ public final class GroupCommitter: @unchecked Sendable {
             return
         }
         pending.append(Pending(order: order, completion: completion))
-        condition.signal()
+        let wake = writerWaiting
+        writerWaiting = false
         condition.unlock()
+        // Signalled after unlocking, so the writer does not wake only to wait for this lock,
+        // and only when it is waiting: under load it finds the next batch without a wake-up.
+        if wake { condition.signal() }
     }
 
     /// Commits everything already queued, then stops the writer thread.
@@ -60,18 +69,29 @@ public final class GroupCommitter: @unchecked Sendable {
         while true {
             condition.lock()
             while pending.isEmpty && !stopping {
+                writerWaiting = true
                 condition.wait()
             }
+            writerWaiting = false
             if pending.isEmpty && stopping {
                 running = false
                 condition.broadcast()
                 condition.unlock()
                 return
             }
-            let batch = Array(pending.prefix(maximumBatch))
-            pending.removeFirst(batch.count)
+            var batch: [Pending]
+            if pending.count <= maximumBatch {
+                // Swap buffers: the lock is held for a pointer swap, not a copy.
+                batch = spare
+                swap(&batch, &pending)
+            } else {
+                batch = Array(pending.prefix(maximumBatch))
+                pending.removeFirst(batch.count)
+            }
             condition.unlock()
             commit(batch)
+            batch.removeAll(keepingCapacity: true)
+            spare = batch
         }
     }
 

@@ -48,13 +48,15 @@ final class LogWriter: @unchecked Sendable {
     /// Adds one line, written by `line` into the pending bytes; drops it when the sink is behind.
     func append(_ line: (inout [UInt8]) -> Void) {
         condition.lock()
-        defer { condition.unlock() }
         guard pending.count < capacity else {
             dropped += 1
+            condition.unlock()
             return
         }
         let wasEmpty = pending.isEmpty
         line(&pending)
+        condition.unlock()
+        // Signalled after unlocking, so the writer does not wake only to wait for the lock.
         if wasEmpty { condition.signal() }
     }
 

@@ -138,11 +138,18 @@ let accessHandler: MHD_AccessHandlerCallback = {
     let handle = UnsafeSendable(connection)
     server.handler.handle(request) { response in
         context.lock.lock()
-        defer { context.lock.unlock() }
-        guard !context.answered else { return }
+        guard !context.answered else {
+            context.lock.unlock()
+            return
+        }
         context.answered = true
         context.response = response
-        if context.suspended {
+        let resume = context.suspended
+        context.lock.unlock()
+        // Resumed after unlocking: the resume wakes the worker, which takes this lock first
+        // thing. MHD calls nothing for a suspended connection until it is resumed, so nothing
+        // can happen to the request in between.
+        if resume {
             MHD_resume_connection(handle.value)
         }
     }

@@ -66,6 +66,14 @@ let accessHandler: MHD_AccessHandlerCallback = {
             requestID: server.log.nextRequestID())
         server.activeRequests.add(1, ordering: .relaxed)
         requestState.pointee = Unmanaged.passRetained(context).toOpaque()
+        if let problem = framingProblem(connection) {
+            // The body's end is ambiguous, so nothing after these headers can be trusted to
+            // start a new request: answer and close.
+            context.rejected = true
+            var response = Problem.badRequest(problem).response
+            response.headers.append((name: "Connection", value: "close"))
+            return queue(response, on: connection, context: context)
+        }
         if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
             let bytes = Int(String(cString: length)), bytes > server.limits.bodyBytes
         {
@@ -175,6 +183,58 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestState, ter
         method: context.method, path: context.path, status: context.status, nanoseconds: elapsed,
         requestID: context.requestID, aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK)
     server.activeRequests.subtract(1, ordering: .releasing)
+}
+
+/// What is wrong with a request's message framing (RFC 9112 §6), or nil.
+///
+/// libmicrohttpd 0.9.75 takes the first of several Content-Length headers and lets
+/// Transfer-Encoding win over Content-Length while keeping the connection open, so in both cases
+/// the bytes after the body it read are served as the next request: a proxy in front that framed
+/// the message the other way would have a request smuggled past it. The RFC's answer is a 400
+/// and a closed connection; the same for a Transfer-Encoding that does not end in chunked.
+func framingProblem(_ connection: OpaquePointer) -> String? {
+    struct Framing {
+        /// The first Content-Length value, held as libmicrohttpd's pointer (no copy per request).
+        var length: UnsafePointer<CChar>?
+        var lengthsDisagree = false
+        var encodings: [String] = []
+    }
+    var framing = Framing()
+    _ = withUnsafeMutablePointer(to: &framing) { pointer in
+        MHD_get_connection_values(
+            connection, .HEADER_KIND,
+            { cls, _, key, value in
+                guard let cls, let key else { return .YES }
+                let framing = cls.assumingMemoryBound(to: Framing.self)
+                if strcasecmp(key, "Content-Length") == 0, let value {
+                    if let first = framing.pointee.length {
+                        let trim = { (text: UnsafePointer<CChar>) in
+                            String(cString: text).trimmingCharacters(in: .whitespaces)
+                        }
+                        if trim(first) != trim(value) { framing.pointee.lengthsDisagree = true }
+                    } else {
+                        framing.pointee.length = value
+                    }
+                } else if strcasecmp(key, "Transfer-Encoding") == 0 {
+                    framing.pointee.encodings.append(value.map { String(cString: $0) } ?? "")
+                }
+                return .YES
+            }, pointer)
+    }
+    if !framing.encodings.isEmpty {
+        if framing.length != nil {
+            return "The request has both Transfer-Encoding and Content-Length."
+        }
+        let codings = framing.encodings.joined(separator: ",").split(separator: ",")
+        let last = codings.last.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        if last != "chunked" {
+            return "The request's Transfer-Encoding does not end in chunked."
+        }
+    }
+    if framing.lengthsDisagree {
+        return "The request has Content-Length headers that disagree."
+    }
+    return nil
 }
 
 /// Collects a connection's query arguments (or other values of a kind) into a dictionary.

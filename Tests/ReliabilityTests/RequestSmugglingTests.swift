@@ -1,0 +1,74 @@
+import CupcakeTestSupport
+import Foundation
+import Testing
+
+/// Requests whose body's end is ambiguous (RFC 9112 §6.3). A proxy in front that read the
+/// framing the other way would forward the bytes after the body as a second request, so the
+/// server must answer 400 and close, never serve those bytes.
+@Suite struct RequestSmugglingTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        let name: String
+        let headers: String
+        let body: String
+        var testDescription: String { name }
+    }
+
+    static let smuggled = "GET /api/cupcakes/1 HTTP/1.1\r\nHost: x\r\n\r\n"
+
+    static let cases: [Case] = [
+        Case(
+            name: "two Content-Length values, the smaller first",
+            headers: "Content-Length: 2\r\nContent-Length: \(2 + smuggled.utf8.count)\r\n", body: "{}" + smuggled),
+        Case(
+            name: "two Content-Length values, the larger first",
+            headers: "Content-Length: \(2 + smuggled.utf8.count)\r\nContent-Length: 2\r\n", body: "{}" + smuggled),
+        Case(
+            name: "Content-Length and then chunked",
+            headers: "Content-Length: \(5 + smuggled.utf8.count)\r\nTransfer-Encoding: chunked\r\n",
+            body: "0\r\n\r\n" + smuggled),
+        Case(
+            name: "chunked and then Content-Length",
+            headers: "Transfer-Encoding: chunked\r\nContent-Length: 3\r\n", body: "2\r\n{}\r\n0\r\n\r\n" + smuggled),
+        Case(
+            name: "a Transfer-Encoding that does not end in chunked",
+            headers: "Transfer-Encoding: chunked, gzip\r\n", body: "2\r\n{}\r\n0\r\n\r\n" + smuggled),
+    ]
+
+    @Test(arguments: cases)
+    func anAmbiguousBodyIsA400ProblemAndTheConnectionCloses(_ item: Case) throws {
+        let server = try TestServer()
+        let head = "POST /api/cupcakes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\(item.headers)\r\n"
+        let socket = try TestSocket(port: server.port, timeout: 10)
+        try socket.send(Data((head + item.body).utf8))
+        // The whole exchange, up to the server closing (receiveAll stops at the close, or at the
+        // deadline if the connection were kept open).
+        let raw = socket.receiveAll(deadline: Date().addingTimeInterval(10))
+        let text = String(decoding: raw, as: UTF8.self)
+        let response = RawHTTP.parse(raw)
+        #expect(response.status == 400)
+        #expect(response.headers["content-type"] == "application/problem+json")
+        #expect(response.headers["connection"]?.lowercased() == "close")
+        #expect(text.components(separatedBy: "HTTP/1.1 ").count == 2, "one answer only: \(text)")
+        #expect(socket.isClosedByPeer())
+        #expect(try server.orderCount() == 0)
+    }
+
+    @Test func repeatedEqualContentLengthsAndPlainChunkedStillWork() throws {
+        let server = try TestServer()
+        let order = HostileCorpus.valid
+        let length = order.utf8.count
+        let equal = try RawHTTP.exchange(
+            port: server.port,
+            bytes: Data(
+                ("POST /api/cupcakes HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(length)\r\n"
+                    + "Content-Length: \(length)\r\n\r\n\(order)").utf8))
+        #expect(equal.status == 201)
+        let chunked = try RawHTTP.exchange(
+            port: server.port,
+            bytes: Data(
+                ("POST /api/cupcakes HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "\(String(length, radix: 16))\r\n\(order)\r\n0\r\n\r\n").utf8))
+        #expect(chunked.status == 201)
+        #expect(try server.orderCount() == 2)
+    }
+}

@@ -34,10 +34,17 @@ import Testing
             headers: "Transfer-Encoding: chunked, gzip\r\n", body: "2\r\n{}\r\n0\r\n\r\n" + smuggled),
     ]
 
-    @Test(arguments: cases)
-    func anAmbiguousBodyIsA400ProblemAndTheConnectionCloses(_ item: Case) throws {
+    /// Host is required once in HTTP/1.1 (RFC 9112 §3.2); these carry their own Host lines.
+    static let hostCases: [Case] = [
+        Case(name: "HTTP/1.1 without Host", headers: "", body: ""),
+        Case(name: "two Host headers", headers: "Host: x\r\nHost: y\r\n", body: ""),
+    ]
+
+    @Test(arguments: cases + hostCases)
+    func anAmbiguousRequestIsA400ProblemAndTheConnectionCloses(_ item: Case) throws {
         let server = try TestServer()
-        let head = "POST /api/cupcakes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\(item.headers)\r\n"
+        let host = Self.hostCases.contains { $0.name == item.name } ? "" : "Host: x\r\n"
+        let head = "POST /api/cupcakes HTTP/1.1\r\n\(host)Content-Type: application/json\r\n\(item.headers)\r\n"
         let socket = try TestSocket(port: server.port, timeout: 10)
         try socket.send(Data((head + item.body).utf8))
         // The whole exchange, up to the server closing (receiveAll stops at the close, or at the
@@ -48,9 +55,16 @@ import Testing
         #expect(response.status == 400)
         #expect(response.headers["content-type"] == "application/problem+json")
         #expect(response.headers["connection"]?.lowercased() == "close")
-        #expect(text.components(separatedBy: "HTTP/1.1 ").count == 2, "one answer only: \(text)")
+        // Every answer of ours carries one Request-Id.
+        #expect(text.components(separatedBy: "\r\nRequest-Id: ").count == 2, "one answer only: \(text)")
         #expect(socket.isClosedByPeer())
         #expect(try server.orderCount() == 0)
+    }
+
+    @Test func http10NeedsNoHost() throws {
+        let server = try TestServer()
+        let response = try RawHTTP.exchange(port: server.port, bytes: Data("GET /healthz HTTP/1.0\r\n\r\n".utf8))
+        #expect(response.status == 200)
     }
 
     @Test func repeatedEqualContentLengthsAndPlainChunkedStillWork() throws {

@@ -54,7 +54,7 @@ func queue(_ response: HTTPResponse, on connection: OpaquePointer, context: Requ
 /// MHD's access handler: called once when headers arrive, once per piece of body, and once at
 /// the end, when the request is handed to the server's handler.
 let accessHandler: MHD_AccessHandlerCallback = {
-    cls, connection, url, method, _, uploadData, uploadSize, requestState in
+    cls, connection, url, method, version, uploadData, uploadSize, requestState in
     guard let cls, let connection, let requestState, let uploadSize else { return .NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
 
@@ -66,9 +66,10 @@ let accessHandler: MHD_AccessHandlerCallback = {
             requestID: server.log.nextRequestID())
         server.activeRequests.add(1, ordering: .relaxed)
         requestState.pointee = Unmanaged.passRetained(context).toOpaque()
-        if let problem = framingProblem(connection) {
-            // The body's end is ambiguous, so nothing after these headers can be trusted to
-            // start a new request: answer and close.
+        let needsHost = version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false
+        if let problem = framingProblem(connection, needsHost: needsHost) {
+            // The body's end (or the request's target) is ambiguous, so nothing after these
+            // headers can be trusted to start a new request: answer and close.
             context.rejected = true
             var response = Problem.badRequest(problem).response
             response.headers.append((name: "Connection", value: "close"))
@@ -185,19 +186,21 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestState, ter
     server.activeRequests.subtract(1, ordering: .releasing)
 }
 
-/// What is wrong with a request's message framing (RFC 9112 §6), or nil.
+/// What is wrong with a request's message framing (RFC 9112 §6) or its Host (§3.2), or nil.
 ///
 /// libmicrohttpd 0.9.75 takes the first of several Content-Length headers and lets
 /// Transfer-Encoding win over Content-Length while keeping the connection open, so in both cases
 /// the bytes after the body it read are served as the next request: a proxy in front that framed
 /// the message the other way would have a request smuggled past it. The RFC's answer is a 400
-/// and a closed connection; the same for a Transfer-Encoding that does not end in chunked.
-func framingProblem(_ connection: OpaquePointer) -> String? {
+/// and a closed connection; the same for a Transfer-Encoding that does not end in chunked, and
+/// for an HTTP/1.1 request without exactly one Host (which libmicrohttpd accepts by default).
+func framingProblem(_ connection: OpaquePointer, needsHost: Bool) -> String? {
     struct Framing {
         /// The first Content-Length value, held as libmicrohttpd's pointer (no copy per request).
         var length: UnsafePointer<CChar>?
         var lengthsDisagree = false
         var encodings: [String] = []
+        var hosts = 0
     }
     var framing = Framing()
     _ = withUnsafeMutablePointer(to: &framing) { pointer in
@@ -215,6 +218,8 @@ func framingProblem(_ connection: OpaquePointer) -> String? {
                     } else {
                         framing.pointee.length = value
                     }
+                } else if strcasecmp(key, "Host") == 0 {
+                    framing.pointee.hosts += 1
                 } else if strcasecmp(key, "Transfer-Encoding") == 0 {
                     framing.pointee.encodings.append(value.map { String(cString: $0) } ?? "")
                 }
@@ -233,6 +238,9 @@ func framingProblem(_ connection: OpaquePointer) -> String? {
     }
     if framing.lengthsDisagree {
         return "The request has Content-Length headers that disagree."
+    }
+    if framing.hosts > 1 || (needsHost && framing.hosts == 0) {
+        return "An HTTP/1.1 request needs exactly one Host header."
     }
     return nil
 }

@@ -59,6 +59,16 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Writes a UTC timestamp as a string, as ``Timestamp/iso8601(milliseconds:)`` formats it,
+    /// without making the string first.
+    public mutating func timestamp(milliseconds: Int64) {
+        separator()
+        bytes.append(UInt8(ascii: "\""))
+        Timestamp.appendISO8601(milliseconds: milliseconds, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
     /// Writes `true` or `false`.
     public mutating func bool(_ value: Bool) {
         separator()

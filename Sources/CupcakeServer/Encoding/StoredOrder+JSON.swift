@@ -10,7 +10,7 @@ extension StoredOrder {
         writer.key("id")
         writer.string(String(id))
         writer.key("createdAt")
-        writer.string(Timestamp.iso8601(milliseconds: createdAtMilliseconds))
+        writer.timestamp(milliseconds: createdAtMilliseconds)
         writer.key("costCents")
         writer.integer(costCents)
         writer.key("currency")

@@ -42,9 +42,12 @@ func queue(_ response: HTTPResponse, on connection: OpaquePointer, context: Requ
             buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
     }
     guard let mhdResponse else { return .NO }
-    MHD_add_response_header(mhdResponse, "Request-Id", context.requestID)
+    // withCString, not the implicit String-to-pointer conversion, which copies into a new array.
+    context.requestID.withCString { _ = MHD_add_response_header(mhdResponse, "Request-Id", $0) }
     for header in response.headers {
-        MHD_add_response_header(mhdResponse, header.name, header.value)
+        header.name.withCString { name in
+            header.value.withCString { _ = MHD_add_response_header(mhdResponse, name, $0) }
+        }
     }
     let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
     MHD_destroy_response(mhdResponse)
@@ -134,7 +137,8 @@ let accessHandler: MHD_AccessHandlerCallback = {
 
     var headers: [String: String] = [:]
     for name in server.headerNames {
-        if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, name) {
+        let value = name.withCString { MHD_lookup_connection_value(connection, .HEADER_KIND, $0) }
+        if let value {
             headers[name] = String(cString: value)
         }
     }

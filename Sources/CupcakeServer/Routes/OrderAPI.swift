@@ -286,9 +286,9 @@ public final class OrderAPI: HTTPHandler {
         var media = Substring(contentType).utf8.prefix { $0 != UInt8(ascii: ";") }
         while let first = media.first, first == 0x20 || first == 0x09 { media = media.dropFirst() }
         while let last = media.last, last == 0x20 || last == 0x09 { media = media.dropLast() }
-        let lower = media.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
+        let lower = media.lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
         if lower.elementsEqual("application/json".utf8) { return true }
-        return lower.starts(with: "application/".utf8) && lower.count > 17
+        return lower.starts(with: "application/".utf8) && media.count > 17
             && lower.suffix(5).elementsEqual("+json".utf8)
     }
 }

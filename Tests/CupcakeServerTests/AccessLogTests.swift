@@ -89,18 +89,50 @@ private final class Captured: @unchecked Sendable {
         #expect(captured.count < 100)
     }
 
-    @Test func aNoticeComesAfterTheLinesBeforeItEvenWhenRequestLinesAreOff() {
+    /// Waits (bounded) until `captured` ends with `suffix`; the log thread writes without a flush.
+    private static func waitFor(_ suffix: String, in captured: Captured) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while !captured.text.hasSuffix(suffix), Date() < deadline { usleep(2_000) }
+        return captured.text.hasSuffix(suffix)
+    }
+
+    @Test func aNoticeIsWrittenWithoutAFlushAfterTheLinesBeforeIt() {
         let captured = Captured()
         let quiet = AccessLog(enabled: false, write: captured.add)
         quiet.request(method: "GET", path: "/", status: 200, nanoseconds: 0, requestID: "r", aborted: false)
         quiet.notice("stopped")
+        #expect(Self.waitFor("stopped\n", in: captured))
         #expect(captured.text == "stopped\n")
 
         let loud = Captured()
         let log = AccessLog(enabled: true, write: loud.add)
         log.request(method: "GET", path: "/", status: 200, nanoseconds: 0, requestID: "r", aborted: false)
         log.notice("stopped")
-        #expect(loud.text.hasSuffix(" GET / 200 0.000ms request_id=r\nstopped\n"))
+        #expect(Self.waitFor(" GET / 200 0.000ms request_id=r\nstopped\n", in: loud))
+    }
+
+    @Test func noCallerWaitsForAStalledStandardError() {
+        let captured = Captured()
+        let release = DispatchSemaphore(value: 0)
+        let log = AccessLog(enabled: true) { chunk in
+            release.wait()  // a reader that stopped reading
+            captured.add(chunk)
+        }
+        log.notice("first")
+        // The log thread is now stuck in the sink; a worker logging a request and an error must
+        // still return.
+        let returned = DispatchSemaphore(value: 0)
+        let worker = Thread {
+            log.request(method: "GET", path: "/", status: 500, nanoseconds: 0, requestID: "r", aborted: false)
+            log.notice("error: request r")
+            returned.signal()
+        }
+        worker.start()
+        #expect(returned.wait(timeout: .now() + 10) == .success)
+        release.signal()
+        release.signal()
+        #expect(Self.waitFor(" GET / 500 0.000ms request_id=r\nerror: request r\n", in: captured))
+        #expect(captured.text.hasPrefix("first\n"))
     }
 
     @Test func linesPastTheCapacityAreDroppedAndCounted() {

@@ -88,9 +88,11 @@ struct ServeCommand: Command {
             "cupcake serve \(Cupcake.version): listening on \(server.baseURL) (database \(server.databaseLocation), "
                 + "durability \(configuration.durability.rawValue), api key \(configuration.apiKey == nil ? "off" : "on"))"
         )
+        log.flush()
         let signal = await ShutdownSignal.wait()
         log.notice("cupcake serve: \(signal) received; finishing requests in flight")
         server.shutdown()
         log.notice("cupcake serve: stopped")
+        log.flush()
     }
 }

@@ -8,8 +8,10 @@ import Synchronization
 ///
 /// Request lines are formatted straight into bytes and written in chunks by a ``LogWriter``
 /// thread, at most 50 ms after they are logged, so logging costs a request a copy, not a system
-/// call. A `kill -9` can lose the last 50 ms of lines (never an order); a notice writes
-/// everything pending at once, and a graceful shutdown ends with one.
+/// call. A `kill -9` can lose the last 50 ms of lines (never an order). Notices are written by
+/// the same thread without the wait, so no caller ever waits for standard error (one that
+/// stopped reading would otherwise hang a worker that logs an error); ``flush()`` writes
+/// everything pending on the caller's thread, for startup and shutdown.
 public final class AccessLog: Sendable {
     private let enabled: Bool
     /// The request-id prefix: eight hex digits and a dash.
@@ -27,7 +29,7 @@ public final class AccessLog: Sendable {
         if let write {
             sink = { chunk in write(String(decoding: chunk, as: UTF8.self)) }
         }
-        writer = LogWriter(background: enabled, sink: sink)
+        writer = LogWriter(background: true, sink: sink)
     }
 
     deinit {
@@ -86,17 +88,16 @@ public final class AccessLog: Sendable {
         }
     }
 
-    /// Writes a line at once, whatever `enabled` says (startup, shutdown, internal errors),
-    /// after the request lines logged before it.
+    /// Logs a line whatever `enabled` says (startup, shutdown, internal errors), after the
+    /// request lines logged before it; the log thread writes it at once.
     public func notice(_ message: String) {
-        writer.append { line in
+        writer.append(urgent: true) { line in
             line.append(contentsOf: message.utf8)
             line.append(10)
         }
-        writer.flush()
     }
 
-    /// Writes the request lines logged so far.
+    /// Writes everything logged so far, on this thread.
     public func flush() {
         writer.flush()
     }

@@ -5,7 +5,8 @@ import Foundation
 /// buffer rather than a `write` to standard error of its own.
 ///
 /// A background thread ("cupcake-log") writes whatever has gathered, `interval` after the first
-/// line of a chunk arrived. ``flush()`` writes at once, in order with the thread's chunks.
+/// line of a chunk arrived, or at once after an urgent line. ``flush()`` writes on the calling
+/// thread, in order with the thread's chunks.
 /// When the sink falls behind (a standard error nobody reads fills its pipe), lines past
 /// `capacity` bytes are dropped and counted, never stalling a request, and the count is written
 /// once the sink takes data again.
@@ -16,6 +17,7 @@ final class LogWriter: @unchecked Sendable {
     private var pending: [UInt8] = []
     private var dropped = 0
     private var closed = false
+    private var urgent = false
     private let writing = NSLock()
     private var spare: [UInt8] = []
     private let sink: @Sendable ([UInt8]) -> Void
@@ -46,18 +48,20 @@ final class LogWriter: @unchecked Sendable {
     }
 
     /// Adds one line, written by `line` into the pending bytes; drops it when the sink is behind.
-    func append(_ line: (inout [UInt8]) -> Void) {
+    /// An `urgent` line is written without waiting for others to gather. Never waits for the sink.
+    func append(urgent: Bool = false, _ line: (inout [UInt8]) -> Void) {
         condition.lock()
         guard pending.count < capacity else {
             dropped += 1
             condition.unlock()
             return
         }
-        let wasEmpty = pending.isEmpty
+        let wake = pending.isEmpty || (urgent && !self.urgent)
         line(&pending)
+        if urgent { self.urgent = true }
         condition.unlock()
         // Signalled after unlocking, so the writer does not wake only to wait for the lock.
-        if wasEmpty { condition.signal() }
+        if wake { condition.signal() }
     }
 
     /// Writes everything pending now, in order with what the thread has written.
@@ -69,6 +73,7 @@ final class LogWriter: @unchecked Sendable {
         pending = spare
         let lost = dropped
         dropped = 0
+        urgent = false
         condition.unlock()
         if lost > 0 {
             chunk.append(
@@ -93,9 +98,10 @@ final class LogWriter: @unchecked Sendable {
             condition.lock()
             while pending.isEmpty, dropped == 0, !closed { condition.wait() }
             let stop = closed
+            let now = urgent
             condition.unlock()
             if stop { return }
-            usleep(intervalMicroseconds)
+            if !now { usleep(intervalMicroseconds) }
             flush()
         }
     }

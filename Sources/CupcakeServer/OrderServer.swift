@@ -28,6 +28,7 @@ public final class OrderServer: @unchecked Sendable {
         limits.bodyBytes = configuration.bodyLimitBytes
         limits.connections = configuration.connectionLimit
         limits.idleTimeoutSeconds = configuration.idleTimeoutSeconds
+        limits.requestTimeoutSeconds = configuration.requestTimeoutSeconds
         limits.threads = configuration.threads
         let http = HTTPServer(
             host: configuration.host, port: configuration.port, limits: limits, handler: api, log: log)

@@ -17,6 +17,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var connectionLimit = 1024
     /// Seconds an idle or stalled connection is kept.
     public var idleTimeoutSeconds = 15
+    /// Seconds a request may take to arrive in full (headers and body), however steadily.
+    public var requestTimeoutSeconds = 30
     /// Worker threads; 0 means one per core.
     public var threads = 0
     /// How hard a commit tries to reach the disk.
@@ -29,8 +31,8 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// The keys a server config file may hold.
     static let keys: Set<String> = [
-        "host", "port", "database", "apiKey", "bodyLimitBytes", "connectionLimit", "idleTimeoutSeconds", "threads",
-        "durability", "accessLog",
+        "host", "port", "database", "apiKey", "bodyLimitBytes", "connectionLimit", "idleTimeoutSeconds",
+        "requestTimeoutSeconds", "threads", "durability", "accessLog",
     ]
 
     /// Applies a config file's JSON object over these values.
@@ -71,6 +73,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         if let limit = try integer("bodyLimitBytes", 1...(64 * 1024 * 1024)) { bodyLimitBytes = limit }
         if let limit = try integer("connectionLimit", 1...100_000) { connectionLimit = limit }
         if let seconds = try integer("idleTimeoutSeconds", 1...3600) { idleTimeoutSeconds = seconds }
+        if let seconds = try integer("requestTimeoutSeconds", 1...3600) { requestTimeoutSeconds = seconds }
         if let threads = try integer("threads", 0...256) { self.threads = threads }
         if let text = try string("durability") {
             guard let durability = Durability(rawValue: text) else {

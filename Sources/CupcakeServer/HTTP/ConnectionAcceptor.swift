@@ -121,13 +121,31 @@ final class ConnectionAcceptor: @unchecked Sendable {
     }
 }
 
-/// MHD's connection notification: keeps ``ConnectionAcceptor/openConnections`` current.
-let connectionNotified: MHD_NotifyConnectionCallback = { cls, _, _, code in
+/// MHD's connection notification: keeps ``ConnectionAcceptor/openConnections`` current, and
+/// registers the connection with the ``ConnectionWatch`` (its state is the socket context).
+let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
     guard let cls else { return }
-    let acceptor = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().acceptor
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     switch code {
-    case .CONNECTION_NOTIFY_STARTED: acceptor?.openConnections.add(1, ordering: .relaxed)
-    case .CONNECTION_NOTIFY_CLOSED: acceptor?.openConnections.subtract(1, ordering: .relaxed)
+    case .CONNECTION_NOTIFY_STARTED:
+        server.acceptor?.openConnections.add(1, ordering: .relaxed)
+        if let watch = server.watch, let connection, let socketContext {
+            let state = watch.started(fd: cupcake_connection_fd(connection))
+            socketContext.pointee = Unmanaged.passRetained(state).toOpaque()
+        }
+    case .CONNECTION_NOTIFY_CLOSED:
+        server.acceptor?.openConnections.subtract(1, ordering: .relaxed)
+        if let watch = server.watch, let socketContext, let raw = socketContext.pointee {
+            let state = Unmanaged<ConnectionWatch.Connection>.fromOpaque(raw).takeRetainedValue()
+            socketContext.pointee = nil
+            watch.closed(state)
+        }
     default: break
     }
+}
+
+/// The watch's state for a connection, if it has one.
+func watchedConnection(_ connection: OpaquePointer) -> ConnectionWatch.Connection? {
+    guard let raw = cupcake_connection_socket_context(connection) else { return nil }
+    return Unmanaged<ConnectionWatch.Connection>.fromOpaque(raw).takeUnretainedValue()
 }

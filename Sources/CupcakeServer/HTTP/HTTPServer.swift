@@ -21,6 +21,9 @@ public final class HTTPServer: @unchecked Sendable {
         public var connections: Int = 1024
         /// Seconds a connection may sit idle (or stall mid-request) before it is dropped.
         public var idleTimeoutSeconds: Int = 15
+        /// Seconds a request may take to arrive in full, counted from when its connection was
+        /// ready for it; a connection past it is dropped, however steadily it trickles bytes.
+        public var requestTimeoutSeconds: Int = 30
         /// Worker threads; 0 means one per core.
         public var threads: Int = 0
 
@@ -39,6 +42,8 @@ public final class HTTPServer: @unchecked Sendable {
     private var listenSocket: Int32 = -1
     /// Spreads new connections over the workers; set before the first connection arrives.
     private(set) var acceptor: ConnectionAcceptor?
+    /// Drops connections whose request takes too long to arrive; set before the daemon starts.
+    private(set) var watch: ConnectionWatch?
     /// Requests that have begun and not yet completed.
     let activeRequests = Atomic<Int>(0)
     /// The port actually bound (useful with port 0).
@@ -86,10 +91,13 @@ public final class HTTPServer: @unchecked Sendable {
             MHD_OPTION.NOTIFY_CONNECTION.rawValue, Int(bitPattern: notifyConnection), Int(bitPattern: context),
             MHD_OPTION.END.rawValue,
         ]
+        let watch = ConnectionWatch(seconds: limits.requestTimeoutSeconds)
+        self.watch = watch
         let started = withVaList(arguments) { list in
             MHD_start_daemon_va(flags, 0, nil, nil, accessHandler, context, list)
         }
         guard let started else {
+            watch.stop()
             close(socket)
             listenSocket = -1
             throw ServerError("libmicrohttpd could not start on \(host):\(bound)")
@@ -98,6 +106,7 @@ public final class HTTPServer: @unchecked Sendable {
         else {
             let reason = String(cString: strerror(errno))  // before cleanup can change errno
             MHD_stop_daemon(started)
+            watch.stop()
             close(socket)
             listenSocket = -1
             throw ServerError("cannot accept connections on \(host):\(bound): \(reason)")
@@ -121,6 +130,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         MHD_stop_daemon(daemon)
         self.daemon = nil
+        watch?.stop()
     }
 
     /// Opens a listening TCP socket, so a bad address gets our own clear error.

@@ -116,6 +116,8 @@ let accessHandler: MHD_AccessHandlerCallback = {
     }
 
     // The end of the request (or a call after a resume, when the answer is already queued).
+    // Received in full: the request deadline stops until it has been answered.
+    watchedConnection(connection)?.receivingSince.store(0, ordering: .relaxed)
     if context.rejected { return .YES }
     if context.overLimit {
         context.rejected = true
@@ -178,7 +180,11 @@ let accessHandler: MHD_AccessHandlerCallback = {
 }
 
 /// MHD's "request completed": logs the request and frees its context.
-let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestState, termination in
+let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, requestState, termination in
+    // The connection is ready for its next request, whose deadline starts now.
+    if let connection {
+        watchedConnection(connection)?.receivingSince.store(ConnectionWatch.now(), ordering: .relaxed)
+    }
     guard let cls, let requestState, let state = requestState.pointee else { return }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(state).takeRetainedValue()

@@ -124,6 +124,20 @@ import Testing
         let response = try RawHTTP.request(
             port: server.port, method: "PUT", path: "/api/cupcakes/1", body: Data("{}".utf8))
         #expect(response.status == 405)
-        #expect(response.headers["allow"] == "GET, PATCH, DELETE")
+        #expect(response.headers["allow"] == "GET, HEAD, PATCH, DELETE")
+    }
+
+    /// HEAD is GET without the body (RFC 9110: every general-purpose server supports both).
+    @Test(arguments: ["/api/cupcakes/1", "/api/cupcakes?per_page=1", "/api/cupcakes/999"])
+    func headAnswersLikeGetWithoutTheBody(path: String) throws {
+        let server = try TestServer()
+        let created = try RawHTTP.postOrder(port: server.port, json: HostileCorpus.valid)
+        #expect(created.status == 201)
+        let get = try RawHTTP.request(port: server.port, method: "GET", path: path)
+        let head = try RawHTTP.request(port: server.port, method: "HEAD", path: path)
+        #expect(head.status == get.status)
+        #expect(head.headers["content-type"] == get.headers["content-type"])
+        #expect(head.headers["content-length"] == String(get.body.count))
+        #expect(head.body.isEmpty)
     }
 }

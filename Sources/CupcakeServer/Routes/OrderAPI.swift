@@ -66,8 +66,9 @@ public final class OrderAPI: HTTPHandler {
         if path == collection || path == collection + "/" {
             switch request.method {
             case "POST": try create(request, respond: respond)
-            case "GET": try list(request, respond: respond)
-            default: throw Problem.methodNotAllowed(request.method, allowed: ["GET", "POST"])
+            // HEAD is GET without the body (RFC 9110 §9.3.2); libmicrohttpd leaves the body out.
+            case "GET", "HEAD": try list(request, respond: respond)
+            default: throw Problem.methodNotAllowed(request.method, allowed: ["GET", "HEAD", "POST"])
             }
             return
         }
@@ -75,7 +76,7 @@ public final class OrderAPI: HTTPHandler {
             throw Problem.notFound("There is nothing at \(path).")
         }
         let idText = String(path.dropFirst(collection.count + 1))
-        try allow(request, ["GET", "PATCH", "DELETE"])
+        try allow(request, ["GET", "HEAD", "PATCH", "DELETE"])
         guard let id = Int64(idText), id > 0 else {
             throw Problem.notFound("There is no order with id '\(idText)'.")
         }

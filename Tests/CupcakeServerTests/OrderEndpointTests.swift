@@ -94,6 +94,9 @@ import Testing
         ErrorCase(
             testDescription: "form body", headers: ["Content-Type": "application/x-www-form-urlencoded"], body: "a=b",
             status: 415),
+        ErrorCase(
+            testDescription: "gzip body", headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"],
+            body: valid, status: 415, detailMentions: "gzip"),
         ErrorCase(testDescription: "invalid order", body: #"{"type":7,"quantity":2,"name":" "}"#, status: 422),
         ErrorCase(
             testDescription: "wrongly typed field", body: #"{"type":"two","quantity":3}"#, status: 422,

@@ -8,7 +8,7 @@ public struct HTTPRequest: Sendable {
     public var query: [String: String]
     /// The request headers the order service reads (libmicrohttpd looks each up; the rest are
     /// never copied out). Another handler can ask its ``HTTPServer`` for others.
-    public static let headerNames = ["content-type", "idempotency-key", "x-api-key"]
+    public static let headerNames = ["content-type", "content-encoding", "idempotency-key", "x-api-key"]
 
     /// The request headers the server was asked to copy, with lower-cased names.
     public var headers: [String: String]

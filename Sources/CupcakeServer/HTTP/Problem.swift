@@ -83,6 +83,12 @@ public struct Problem: Error, Sendable, Equatable {
             detail: "The body must be application/json, not \(contentType).")
     }
 
+    static func unsupportedEncoding(_ encoding: String) -> Problem {
+        Problem(
+            status: 415, title: "Unsupported Media Type",
+            detail: "The body must not be encoded (Content-Encoding \(encoding)); send plain JSON.")
+    }
+
     static func unprocessable(_ detail: String, errors: [(field: String, rule: String)] = []) -> Problem {
         Problem(status: 422, title: "Unprocessable Content", detail: detail, errors: errors)
     }

@@ -125,9 +125,7 @@ public final class OrderAPI: HTTPHandler {
     private func favorite(
         _ request: HTTPRequest, id: Int64, idText: String, respond: @escaping @Sendable (HTTPResponse) -> Void
     ) throws {
-        if let contentType = request.header("content-type"), !Self.isJSON(contentType) {
-            throw Problem.unsupportedMediaType(contentType)
-        }
+        try Self.requireJSONBody(request)
         let isFavorite = try Self.decodeFavoritePatch(request.body)
         guard let stored = try store.setFavorite(id: id, isFavorite) else {
             throw Problem.notFound("There is no order with id '\(idText)'.")
@@ -186,9 +184,7 @@ public final class OrderAPI: HTTPHandler {
     // MARK: - POST /api/cupcakes
 
     private func create(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws {
-        if let contentType = request.header("content-type"), !Self.isJSON(contentType) {
-            throw Problem.unsupportedMediaType(contentType)
-        }
+        try Self.requireJSONBody(request)
         let order = try Self.decodeValidOrder(request.body)
         let key = try Self.idempotencyKey(request)
         let newOrder = NewOrder(order: order, costCents: order.costCents, createdAtMilliseconds: now())
@@ -282,6 +278,19 @@ public final class OrderAPI: HTTPHandler {
     }
 
     /// `application/json`, any `+json` type, with or without parameters such as charset.
+    /// 415 unless the body is JSON (or says nothing of its type) and is not compressed: a
+    /// compressed body is not JSON until decoded, and the server decodes none (RFC 9110 §8.4.1).
+    static func requireJSONBody(_ request: HTTPRequest) throws(Problem) {
+        if let contentType = request.header("content-type"), !isJSON(contentType) {
+            throw Problem.unsupportedMediaType(contentType)
+        }
+        if let encoding = request.header("content-encoding"),
+            encoding.trimmingCharacters(in: .whitespaces).lowercased() != "identity"
+        {
+            throw Problem.unsupportedEncoding(encoding)
+        }
+    }
+
     static func isJSON(_ contentType: String) -> Bool {
         // Byte-wise: this runs on every POST, and Foundation's trimming bridges through NSString.
         var media = Substring(contentType).utf8.prefix { $0 != UInt8(ascii: ";") }

@@ -47,6 +47,7 @@ import Testing
         let missing = try RawHTTP.postOrder(port: server.port, json: Self.order)
         #expect(missing.status == 401)
         #expect(missing.headers["content-type"] == "application/problem+json")
+        #expect(missing.headers["www-authenticate"] == #"ApiKey header="x-api-key""#)
         let wrong = try RawHTTP.postOrder(port: server.port, json: Self.order, headers: ["x-api-key": "nope"])
         #expect(wrong.status == 401)
         let right = try RawHTTP.postOrder(port: server.port, json: Self.order, headers: ["x-api-key": "s3cret"])

@@ -53,9 +53,11 @@ public struct Problem: Error, Sendable, Equatable {
         Problem(status: 400, title: "Bad Request", detail: detail)
     }
 
+    /// A 401 carries a challenge (RFC 9110 §11.6.1), here naming the header the key goes in.
     static func unauthorized() -> Problem {
         Problem(
-            status: 401, title: "Unauthorized", detail: "Missing or wrong API key: send it in the x-api-key header.")
+            status: 401, title: "Unauthorized", detail: "Missing or wrong API key: send it in the x-api-key header.",
+            headers: [("WWW-Authenticate", #"ApiKey header="x-api-key""#)])
     }
 
     static func notFound(_ detail: String) -> Problem {

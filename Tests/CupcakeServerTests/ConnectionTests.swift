@@ -17,6 +17,21 @@ private final class WorkerRecorder: HTTPHandler, @unchecked Sendable {
     }
 }
 
+/// Answers each request from another thread after a delay taken from its path
+/// (`/later/<microseconds>/<tag>`), echoing the tag: some answers arrive before the worker's
+/// next pass, some after it (the connection is then suspended and resumed).
+private struct LateAnswers: HTTPHandler {
+    func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        let parts = request.path.split(separator: "/")
+        let micros = parts.count == 3 ? UInt32(parts[1]) ?? 0 : 0
+        let tag = parts.last.map(String.init) ?? ""
+        DispatchQueue.global().async {
+            if micros > 0 { usleep(micros) }
+            respond(.json(200, Array(#"{"tag":"\#(tag)"}"#.utf8)))
+        }
+    }
+}
+
 /// How connections reach libmicrohttpd's workers, and what happens at the connection limit.
 @Suite struct ConnectionTests {
     private static func startServer(_ handler: WorkerRecorder, threads: Int, connections: Int = 1024) throws
@@ -48,6 +63,32 @@ private final class WorkerRecorder: HTTPHandler, @unchecked Sendable {
         #expect(workers.count == 16)
         // Each connection's requests run on the worker that owns it; both workers own some.
         #expect(Set(workers.values).count == 2, "all 16 connections landed on one worker")
+    }
+
+    @Test func answersGivenLaterReachTheirOwnRequestsWhetherEarlyOrLate() throws {
+        var limits = HTTPServer.Limits()
+        limits.threads = 2
+        let server = HTTPServer(
+            host: "127.0.0.1", port: 0, limits: limits, handler: LateAnswers(),
+            log: AccessLog(enabled: false, write: { _ in }))
+        try server.start()
+        defer { server.shutdown(grace: 1) }
+        let sockets = try (0..<8).map { _ in try TestSocket(port: server.port, timeout: 5) }
+        var wrong: [String] = []
+        // 8 keep-alive connections, 25 rounds: delays from none to 20 ms.
+        for round in 0..<25 {
+            for (index, socket) in sockets.enumerated() {
+                let delay = [0, 0, 50, 200, 1_000, 5_000, 20_000, 0][(round + index) % 8]
+                try socket.send(Self.get("/later/\(delay)/r\(round)c\(index)"))
+            }
+            for (index, socket) in sockets.enumerated() {
+                let response = socket.receiveResponse(deadline: Date().addingTimeInterval(10))
+                if response?.status != 200 || response?.text != #"{"tag":"r\#(round)c\#(index)"}"# {
+                    wrong.append("r\(round)c\(index): \(response?.status ?? 0) \(response?.text ?? "")")
+                }
+            }
+        }
+        #expect(wrong.isEmpty, "\(wrong.prefix(5))")
     }
 
     @Test func atTheConnectionLimitANewClientWaitsUntilAnotherCloses() throws {

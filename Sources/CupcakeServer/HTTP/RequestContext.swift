@@ -23,6 +23,8 @@ final class RequestContext: @unchecked Sendable {
     var response: HTTPResponse?
     var suspended = false
     var answered = false
+    /// Handed to the handler, which answers later; MHD calls again on the worker's next pass.
+    var awaiting = false
 
     init(method: String, path: String, requestID: String) {
         self.method = method
@@ -124,7 +126,14 @@ let accessHandler: MHD_AccessHandlerCallback = {
         return queue(Problem.payloadTooLarge(limit: server.limits.bodyBytes).response, on: connection, context: context)
     }
     context.lock.lock()
-    if context.suspended {
+    if context.awaiting, !context.suspended, context.response == nil {
+        // The next pass and still no answer: suspend until it comes.
+        context.suspended = true
+        MHD_suspend_connection(connection)
+        context.lock.unlock()
+        return .YES
+    }
+    if context.suspended || context.awaiting {
         // Called again after a resume: queue the answer here, on the worker thread, so the
         // thread that answered (the group-commit writer) only hands it over.
         let response = context.response
@@ -174,8 +183,9 @@ let accessHandler: MHD_AccessHandlerCallback = {
         context.response = nil
         return queue(response, on: connection, context: context)
     }
-    context.suspended = true
-    MHD_suspend_connection(connection)
+    // Neither answered nor suspended: MHD calls again on the worker's next pass, after its other
+    // ready connections. An answer in by then costs no suspend and resume.
+    context.awaiting = true
     return .YES
 }
 

@@ -102,8 +102,10 @@ public final class GroupCommitter: @unchecked Sendable {
                 item.completion(.success(order))
             }
         } catch {
-            guard batch.count > 1 else {
-                batch[0].completion(.failure(error))
+            // A full or failing disk fails every order alike; retrying them one by one would
+            // only add failing transactions.
+            guard batch.count > 1, error.code != .temporary else {
+                for item in batch { item.completion(.failure(error)) }
                 return
             }
             // One bad order must not fail its neighbours: commit each alone.

@@ -10,6 +10,9 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         public static let failed = Code(name: "failed")
         /// A uniqueness or other constraint was violated.
         public static let conflict = Code(name: "conflict")
+        /// The disk is full or failing, memory ran out, or the database was busy: nothing was
+        /// written, and the same write may succeed later.
+        public static let temporary = Code(name: "temporary")
         /// The schema is newer than this build understands.
         public static let schemaTooNew = Code(name: "schema too new")
         public var description: String { name }

@@ -87,6 +87,47 @@ import Testing
     }
 }
 
+/// A full or failing disk: 503 with Retry-After (the client may try again), nothing stored, the
+/// cause in the log and not in the answer.
+@Suite struct StorageUnavailableTests {
+    @Test func aFullDiskIsA503WithRetryAfter() throws {
+        let directory = try TemporaryDirectory()
+        let store = try GatedStore(path: directory.path("orders.sqlite"))
+        store.failure = StorageError(.temporary, "database or disk is full (SQLite 13)")
+        store.gate.signal()
+        let committer = GroupCommitter(store: store)
+        let logged = LogLines()
+        let api = OrderAPI(store: store, committer: committer, apiKey: nil, log: AccessLog(write: logged.add))
+        let box = ResponseBox()
+        api.handle(
+            HTTPRequest(
+                method: "POST", path: "/api/cupcakes", body: Array(IdempotencyTests.order.utf8), requestID: "r-9")
+        ) { box.set($0) }
+        let response = try #require(box.wait())
+        #expect(response.status == 503)
+        #expect(response.header("Retry-After") == "5")
+        #expect(response.header("Content-Type") == "application/problem+json")
+        let text = String(decoding: response.body, as: UTF8.self)
+        #expect(text.contains("nothing was stored"))
+        #expect(!text.lowercased().contains("sqlite"))
+        #expect(try store.orderCount() == 0)
+        committer.shutdown()
+        store.close()
+        let deadline = Date().addingTimeInterval(10)
+        while !logged.text.contains("r-9"), Date() < deadline { usleep(2_000) }
+        #expect(logged.text.contains("error: request r-9: storage temporary: database or disk is full"))
+    }
+}
+
+/// Collects what an access log writes.
+final class LogLines: @unchecked Sendable {
+    // Safe: `chunks` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var chunks: [String] = []
+    func add(_ chunk: String) { lock.withLock { chunks.append(chunk) } }
+    var text: String { lock.withLock { chunks.joined() } }
+}
+
 /// A real SQLite store whose inserts wait until the test opens the gate, and then fail with
 /// `failure` when the test sets one.
 final class GatedStore: OrderStore, @unchecked Sendable {

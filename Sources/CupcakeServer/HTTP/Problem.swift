@@ -101,7 +101,16 @@ public struct Problem: Error, Sendable, Equatable {
             detail: "Something went wrong on our side; the request id is \(requestID).")
     }
 
-    static func unavailable(_ detail: String) -> Problem {
-        Problem(status: 503, title: "Service Unavailable", detail: detail, headers: [("Retry-After", "1")])
+    static func unavailable(_ detail: String, retryAfterSeconds: Int = 1) -> Problem {
+        Problem(
+            status: 503, title: "Service Unavailable", detail: detail,
+            headers: [("Retry-After", String(retryAfterSeconds))])
+    }
+
+    /// Storage that may work again (a full or failing disk): nothing was stored, retry later.
+    static func storageUnavailable() -> Problem {
+        unavailable(
+            "The server cannot store anything right now (its disk is full or failing); nothing was stored. Retry later.",
+            retryAfterSeconds: 5)
     }
 }

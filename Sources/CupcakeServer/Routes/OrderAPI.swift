@@ -45,6 +45,9 @@ public final class OrderAPI: HTTPHandler {
             try route(request, respond: respond)
         } catch let problem as Problem {
             respond(problem.response)
+        } catch let error as StorageError where error.code == .temporary {
+            log.notice("error: request \(request.requestID): \(error)")
+            respond(Problem.storageUnavailable().response)
         } catch {
             log.notice("error: request \(request.requestID): \(error)")
             respond(Problem.internalError(requestID: request.requestID).response)
@@ -238,6 +241,9 @@ public final class OrderAPI: HTTPHandler {
                 render: { stored.json })
         case .failure(let error) where error.code == .unavailable:
             return Problem.unavailable("The server is shutting down; retry shortly.").response
+        case .failure(let error) where error.code == .temporary:
+            log.notice("error: request \(requestID): \(error)")
+            return Problem.storageUnavailable().response
         case .failure(let error):
             log.notice("error: request \(requestID): \(error)")
             return Problem.internalError(requestID: requestID).response

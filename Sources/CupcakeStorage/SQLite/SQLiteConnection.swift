@@ -52,6 +52,16 @@ final class SQLiteConnection {
     }
 
     /// Runs composed constant SQL with no parameters.
+    /// What a failed SQLite result means for the caller: a full or failing disk, no memory or a
+    /// busy database may pass (the transaction was rolled back); anything else is a failure.
+    static func errorCode(_ result: Int32) -> StorageError.Code {
+        switch result & 0xff {
+        case SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM, SQLITE_BUSY, SQLITE_LOCKED: .temporary
+        case SQLITE_CONSTRAINT: .conflict
+        default: .failed
+        }
+    }
+
     func execute(_ sql: SQLText) throws(StorageError) {
         guard let handle else { throw StorageError(.unavailable, "database is closed") }
         var error: UnsafeMutablePointer<CChar>?
@@ -62,7 +72,7 @@ final class SQLiteConnection {
             if code & 0xff == SQLITE_BUSY {
                 throw StorageError(.unavailable, "\(path) is in use by another process (SQLite \(code))")
             }
-            throw StorageError(.failed, "\(message) (SQLite \(code))")
+            throw StorageError(Self.errorCode(code), "\(message) (SQLite \(code))")
         }
     }
 
@@ -221,7 +231,7 @@ final class SQLiteStatement {
             if code & 0xff == SQLITE_CONSTRAINT {
                 throw StorageError(.conflict, message)
             }
-            throw StorageError(.failed, "\(message) (SQLite \(code))")
+            throw StorageError(SQLiteConnection.errorCode(code), "\(message) (SQLite \(code))")
         }
     }
 

@@ -5,17 +5,6 @@ import Testing
 
 @testable import CupcakeServer
 
-/// Collects what a log writes, for tests.
-private final class Captured: @unchecked Sendable {
-    // Safe: `chunks` is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var chunks: [String] = []
-
-    func add(_ chunk: String) { lock.withLock { chunks.append(chunk) } }
-    var text: String { lock.withLock { chunks.joined() } }
-    var count: Int { lock.withLock { chunks.count } }
-}
-
 /// The access log: its line format, escaping, request ids, buffering and what it drops.
 @Suite struct AccessLogTests {
     @Test(arguments: [
@@ -25,7 +14,7 @@ private final class Captured: @unchecked Sendable {
         ("/café", "/café"),
     ])
     func aRequestLineHasEveryFieldAndNoByteThatCouldSplitIt(path: String, logged: String) throws {
-        let captured = Captured()
+        let captured = TextCollector()
         let log = AccessLog(enabled: true, write: captured.add)
         log.request(
             method: "GET", path: path, status: 404, nanoseconds: 1_234_567, requestID: "abc-1", aborted: false)
@@ -53,7 +42,7 @@ private final class Captured: @unchecked Sendable {
         (5_000_000, 201, true, "5.000ms", "201"),
     ])
     func durationsAndStatuses(nanoseconds: UInt64, status: Int, aborted: Bool, duration: String, shown: String) {
-        let captured = Captured()
+        let captured = TextCollector()
         let log = AccessLog(enabled: true, write: captured.add)
         log.request(
             method: "POST", path: "/", status: status, nanoseconds: nanoseconds, requestID: "r", aborted: aborted)
@@ -74,7 +63,7 @@ private final class Captured: @unchecked Sendable {
     }
 
     @Test func linesReachTheSinkWithoutAFlushInOneChunk() throws {
-        let captured = Captured()
+        let captured = TextCollector()
         let log = AccessLog(enabled: true, write: captured.add)
         for number in 0..<100 {
             log.request(
@@ -89,30 +78,23 @@ private final class Captured: @unchecked Sendable {
         #expect(captured.count < 100)
     }
 
-    /// Waits (bounded) until `captured` ends with `suffix`; the log thread writes without a flush.
-    private static func waitFor(_ suffix: String, in captured: Captured) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while !captured.text.hasSuffix(suffix), Date() < deadline { usleep(2_000) }
-        return captured.text.hasSuffix(suffix)
-    }
-
     @Test func aNoticeIsWrittenWithoutAFlushAfterTheLinesBeforeIt() {
-        let captured = Captured()
+        let captured = TextCollector()
         let quiet = AccessLog(enabled: false, write: captured.add)
         quiet.request(method: "GET", path: "/", status: 200, nanoseconds: 0, requestID: "r", aborted: false)
         quiet.notice("stopped")
-        #expect(Self.waitFor("stopped\n", in: captured))
+        #expect(captured.waitFor(suffix: "stopped\n"))
         #expect(captured.text == "stopped\n")
 
-        let loud = Captured()
+        let loud = TextCollector()
         let log = AccessLog(enabled: true, write: loud.add)
         log.request(method: "GET", path: "/", status: 200, nanoseconds: 0, requestID: "r", aborted: false)
         log.notice("stopped")
-        #expect(Self.waitFor(" GET / 200 0.000ms request_id=r\nstopped\n", in: loud))
+        #expect(loud.waitFor(suffix: " GET / 200 0.000ms request_id=r\nstopped\n"))
     }
 
     @Test func noCallerWaitsForAStalledStandardError() {
-        let captured = Captured()
+        let captured = TextCollector()
         let release = DispatchSemaphore(value: 0)
         let log = AccessLog(enabled: true) { chunk in
             release.wait()  // a reader that stopped reading
@@ -131,12 +113,12 @@ private final class Captured: @unchecked Sendable {
         #expect(returned.wait(timeout: .now() + 10) == .success)
         release.signal()
         release.signal()
-        #expect(Self.waitFor(" GET / 500 0.000ms request_id=r\nerror: request r\n", in: captured))
+        #expect(captured.waitFor(suffix: " GET / 500 0.000ms request_id=r\nerror: request r\n"))
         #expect(captured.text.hasPrefix("first\n"))
     }
 
     @Test func linesPastTheCapacityAreDroppedAndCounted() {
-        let captured = Captured()
+        let captured = TextCollector()
         let writer = LogWriter(background: false, capacity: 64) { chunk in
             captured.add(String(decoding: chunk, as: UTF8.self))
         }

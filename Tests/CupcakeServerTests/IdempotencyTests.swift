@@ -96,7 +96,7 @@ import Testing
         store.failure = StorageError(.temporary, "database or disk is full (SQLite 13)")
         store.gate.signal()
         let committer = GroupCommitter(store: store)
-        let logged = LogLines()
+        let logged = TextCollector()
         let api = OrderAPI(store: store, committer: committer, apiKey: nil, log: AccessLog(write: logged.add))
         let box = ResponseBox()
         api.handle(
@@ -113,19 +113,8 @@ import Testing
         #expect(try store.orderCount() == 0)
         committer.shutdown()
         store.close()
-        let deadline = Date().addingTimeInterval(10)
-        while !logged.text.contains("r-9"), Date() < deadline { usleep(2_000) }
-        #expect(logged.text.contains("error: request r-9: storage temporary: database or disk is full"))
+        #expect(logged.waitFor(containing: "error: request r-9: storage temporary: database or disk is full"))
     }
-}
-
-/// Collects what an access log writes.
-final class LogLines: @unchecked Sendable {
-    // Safe: `chunks` is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var chunks: [String] = []
-    func add(_ chunk: String) { lock.withLock { chunks.append(chunk) } }
-    var text: String { lock.withLock { chunks.joined() } }
 }
 
 /// A real SQLite store whose inserts wait until the test opens the gate, and then fail with

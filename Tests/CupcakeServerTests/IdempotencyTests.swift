@@ -64,20 +64,8 @@ import Testing
     }
 
     @Test func aStorageFailureIsA500ThatLeaksNothing() throws {
-        let directory = try TemporaryDirectory()
-        let store = try GatedStore(path: directory.path("orders.sqlite"))
-        store.failure = StorageError(.failed, "disk I/O error writing table orders (SQLite 10)")
-        store.gate.signal()
-        let committer = GroupCommitter(store: store)
-        let api = OrderAPI(
-            store: store, committer: committer, apiKey: nil, log: AccessLog(enabled: false, write: { _ in }))
-        let box = ResponseBox()
-        api.handle(HTTPRequest(method: "POST", path: "/api/cupcakes", body: Array(Self.order.utf8), requestID: "r-1")) {
-            box.set($0)
-        }
-        let response = try #require(box.wait())
-        committer.shutdown()
-        store.close()
+        let (response, _) = try postThroughFailingStore(
+            StorageError(.failed, "disk I/O error writing table orders (SQLite 10)"), requestID: "r-1")
         #expect(response.status == 500)
         let text = String(decoding: response.body, as: UTF8.self)
         #expect(text.contains("r-1"))
@@ -91,30 +79,43 @@ import Testing
 /// cause in the log and not in the answer.
 @Suite struct StorageUnavailableTests {
     @Test func aFullDiskIsA503WithRetryAfter() throws {
-        let directory = try TemporaryDirectory()
-        let store = try GatedStore(path: directory.path("orders.sqlite"))
-        store.failure = StorageError(.temporary, "database or disk is full (SQLite 13)")
-        store.gate.signal()
-        let committer = GroupCommitter(store: store)
         let logged = TextCollector()
-        let api = OrderAPI(store: store, committer: committer, apiKey: nil, log: AccessLog(write: logged.add))
-        let box = ResponseBox()
-        api.handle(
-            HTTPRequest(
-                method: "POST", path: "/api/cupcakes", body: Array(IdempotencyTests.order.utf8), requestID: "r-9")
-        ) { box.set($0) }
-        let response = try #require(box.wait())
+        let (response, stored) = try postThroughFailingStore(
+            StorageError(.temporary, "database or disk is full (SQLite 13)"), requestID: "r-9",
+            log: AccessLog(write: logged.add))
         #expect(response.status == 503)
         #expect(response.header("Retry-After") == "5")
         #expect(response.header("Content-Type") == "application/problem+json")
         let text = String(decoding: response.body, as: UTF8.self)
         #expect(text.contains("nothing was stored"))
         #expect(!text.lowercased().contains("sqlite"))
-        #expect(try store.orderCount() == 0)
-        committer.shutdown()
-        store.close()
+        #expect(stored == 0)
         #expect(logged.waitFor(containing: "error: request r-9: storage temporary: database or disk is full"))
     }
+}
+
+/// POSTs the test order through the API to a real store whose inserts fail with `failure`;
+/// returns the answer and how many orders the store holds afterwards.
+private func postThroughFailingStore(
+    _ failure: StorageError, requestID: String, log: AccessLog = AccessLog(enabled: false, write: { _ in })
+) throws -> (HTTPResponse, Int) {
+    let directory = try TemporaryDirectory()
+    let store = try GatedStore(path: directory.path("orders.sqlite"))
+    store.failure = failure
+    store.gate.signal()
+    let committer = GroupCommitter(store: store)
+    defer {
+        committer.shutdown()
+        store.close()
+    }
+    let api = OrderAPI(store: store, committer: committer, apiKey: nil, log: log)
+    let box = ResponseBox()
+    api.handle(
+        HTTPRequest(
+            method: "POST", path: "/api/cupcakes", body: Array(IdempotencyTests.order.utf8), requestID: requestID)
+    ) { box.set($0) }
+    let response = try #require(box.wait())
+    return (response, try store.orderCount())
 }
 
 /// A real SQLite store whose inserts wait until the test opens the gate, and then fail with

@@ -34,8 +34,6 @@ final class ConnectionWatch: @unchecked Sendable {
     private let deadlineNanoseconds: UInt64
     private let interval: Double
     private let finished = DispatchSemaphore(value: 0)
-    /// Connections shut down for passing the deadline.
-    let dropped = Atomic<Int>(0)
 
     /// Starts the watch thread.
     /// - Parameter seconds: the time a request may take to arrive in full.
@@ -87,7 +85,6 @@ final class ConnectionWatch: @unchecked Sendable {
                 // Once: the connection is on its way out.
                 connection.receivingSince.store(0, ordering: .relaxed)
                 shutdown(connection.fd, Int32(SHUT_RDWR))
-                dropped.add(1, ordering: .relaxed)
             }
         }
     }

@@ -334,3 +334,58 @@ import Testing
         store.close()
     }
 }
+
+/// One transaction inserts a batch with a few multi-row statements (32, 16, 8, 4, 2, 1 rows).
+@Suite struct BatchInsertTests {
+    @Test(arguments: [1, 2, 3, 7, 13, 31, 32, 33, 70])
+    func aBatchGetsConsecutiveIdsInItsOrder(size: Int) throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteOrderStore(path: directory.path("orders.sqlite"))
+        defer { store.close() }
+        let before = try store.insert(WALWriteGatheringTests.newOrders(0..<1))
+        let batch = WALWriteGatheringTests.newOrders(1..<1 + size)
+        let stored = try store.insert(batch)
+        #expect(stored.map(\.id) == Array(before[0].id + 1...before[0].id + Int64(size)))
+        #expect(stored.map(\.order) == batch.map(\.order))
+        for order in stored {
+            #expect(try store.order(id: order.id) == order)
+        }
+        #expect(try store.orderCount() == size + 1)
+    }
+
+    @Test func cancellingTheNewestOrderDoesNotGiveItsIdToTheNext() throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteOrderStore(path: directory.path("orders.sqlite"))
+        defer { store.close() }
+        let first = try store.insert(WALWriteGatheringTests.newOrders(0..<2))
+        #expect(try store.delete(id: first[1].id))
+        let next = try store.insert(WALWriteGatheringTests.newOrders(2..<3))
+        #expect(next[0].id == first[1].id + 1)
+        #expect(try store.order(id: first[1].id) == nil)
+    }
+
+    @Test func aFailedBatchLeavesTheNumberingAndCountsAsTheDatabaseHasThem() throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteOrderStore(path: directory.path("orders.sqlite"))
+        defer { store.close() }
+        let key = IdempotencyClaim(key: "k", fingerprint: [1], status: 201) { _ in [] }
+        var batch = WALWriteGatheringTests.newOrders(0..<3)
+        batch[0].idempotency = key
+        batch[2].idempotency = key  // the same key twice: the whole transaction fails
+        #expect(throws: StorageError.self) { try store.insert(batch) }
+        #expect(try store.orderCount() == 0)
+        let stored = try store.insert(WALWriteGatheringTests.newOrders(0..<2))
+        #expect(stored.map(\.id) == [1, 2])
+        #expect(try store.orderCount() == 2)
+    }
+}
+
+@Suite struct SQLTextTests {
+    @Test func repeatingValuesRepeatsTheLastGroupInPlace() {
+        let one = SQLText("INSERT INTO t (a, b) VALUES (?, ?)")
+        #expect(one.repeatingValues(rows: 1).text == one.text)
+        #expect(one.repeatingValues(rows: 3).text == "INSERT INTO t (a, b) VALUES (?, ?), (?, ?), (?, ?)")
+        let returning = SQLText("INSERT INTO t (a) VALUES (?) RETURNING a")
+        #expect(returning.repeatingValues(rows: 2).text == "INSERT INTO t (a) VALUES (?), (?) RETURNING a")
+    }
+}

@@ -17,4 +17,17 @@ struct SQLText: Hashable, Sendable {
     static func += (lhs: inout SQLText, rhs: SQLText) {
         lhs = lhs + rhs
     }
+
+    /// For a one-row `INSERT … VALUES (?, …)`: the same statement inserting `rows` rows, its last
+    /// parenthesized group (the row of placeholders) repeated. Still only constant text.
+    func repeatingValues(rows: Int) -> SQLText {
+        guard rows > 1, let open = text.lastIndex(of: "("),
+            let close = text[open...].firstIndex(of: ")")
+        else { return self }
+        let group = text[open...close]
+        var repeated = self
+        repeated.text.insert(
+            contentsOf: String(repeating: ", " + group, count: rows - 1), at: text.index(after: close))
+        return repeated
+    }
 }

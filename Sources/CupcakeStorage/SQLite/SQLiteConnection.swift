@@ -12,6 +12,12 @@ final class SQLiteConnection {
     /// The same statements for literal SQL, found by the literal's address: no text is copied
     /// or hashed on the hot path.
     private var literalStatements: [UnsafeRawPointer: SQLiteStatement] = [:]
+    /// Multi-row forms of literal INSERTs, by the literal's address and the row count.
+    private var multiRowStatements: [MultiRowKey: SQLiteStatement] = [:]
+    private struct MultiRowKey: Hashable {
+        var literal: UnsafeRawPointer
+        var rows: Int
+    }
     let path: String
 
     init(path: String, readOnly: Bool = false) throws(StorageError) {
@@ -22,7 +28,7 @@ final class SQLiteConnection {
         // in its own memory, so a transaction takes no fcntl locks (six system calls per commit
         // with the default VFS); connections inside this process still share it, readers beside
         // the writer as before. Another process cannot open the database while this one has it.
-        let code = sqlite3_open_v2(path, &db, flags, "unix-excl")
+        let code = sqlite3_open_v2(path, &db, flags, WALWriteGathering.vfsName)
         guard code == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             sqlite3_close_v2(db)
@@ -39,6 +45,7 @@ final class SQLiteConnection {
         statements.values.forEach { $0.finalize() }
         statements.removeAll()
         literalStatements.removeAll()
+        multiRowStatements.removeAll()
         if let handle {
             sqlite3_close_v2(handle)
         }
@@ -94,6 +101,26 @@ final class SQLiteConnection {
         return try body(statement)
     }
 
+    /// Runs `body` with a literal one-row `INSERT … VALUES (?, …)` extended to `rows` rows (see
+    /// ``SQLText/repeatingValues(rows:)``); row `r` (from 0) binds its `n`th value at
+    /// `r * columns + n`. One statement inserts them all, its cursors staying open from row to
+    /// row instead of each insert seeking every index from its root.
+    func withStatement<T>(
+        _ sql: StaticString, rows: Int, _ body: (SQLiteStatement) throws(StorageError) -> T
+    ) throws(StorageError) -> T {
+        guard rows > 1, sql.hasPointerRepresentation else { return try withStatement(sql, body) }
+        let key = MultiRowKey(literal: UnsafeRawPointer(sql.utf8Start), rows: rows)
+        let statement: SQLiteStatement
+        if let cached = multiRowStatements[key] {
+            statement = cached
+        } else {
+            statement = try prepared(SQLText(sql).repeatingValues(rows: rows))
+            multiRowStatements[key] = statement
+        }
+        defer { statement.reset() }
+        return try body(statement)
+    }
+
     /// The same for SQL composed from constant fragments.
     func withStatement<T>(_ sql: SQLText, _ body: (SQLiteStatement) throws(StorageError) -> T) throws(StorageError) -> T
     {
@@ -137,6 +164,9 @@ final class SQLiteConnection {
         return (Int(log), Int(copied))
     }
 
+    /// Bytes of WAL frames gathered and not yet in the file (see ``WALWriteGathering``).
+    var pendingWALBytes: Int { handle.map { WALWriteGathering.pendingBytes(walOf: $0) } ?? 0 }
+
     var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
     var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
 
@@ -146,14 +176,23 @@ final class SQLiteConnection {
     func transaction<T>(_ body: () throws(StorageError) -> T) throws(StorageError) -> T {
         // Prepared once, not parsed again for every commit.
         _ = try withStatement("BEGIN IMMEDIATE") { begin throws(StorageError) in try begin.step() }
+        let result: T
         do {
-            let result = try body()
+            result = try body()
             _ = try withStatement("COMMIT") { commit throws(StorageError) in try commit.step() }
-            return result
         } catch {
             try? execute("ROLLBACK")
             throw error
         }
+        // The commit wrote its WAL frames out itself (see WALWriteGathering); any still gathered
+        // must reach the file before anyone is told the transaction is committed.
+        if let handle {
+            let code = WALWriteGathering.flush(walOf: handle)
+            guard code == SQLITE_OK else {
+                throw StorageError(.failed, "cannot write the WAL after a commit (SQLite \(code))")
+            }
+        }
+        return result
     }
 }
 

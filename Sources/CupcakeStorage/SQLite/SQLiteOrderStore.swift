@@ -28,6 +28,10 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
     /// The newest created_at_ms written; guarded by `writeLock`. New orders never get an earlier
     /// time, so id order is time order (a clock stepping back cannot reorder the history).
     private var lastCreatedAt: Int64 = 0
+    /// The largest id handed out since the database was opened (or found in it then); guarded by
+    /// `writeLock`. The store numbers new orders itself, so cancelling the newest order does not
+    /// give its id to the next one while the store is open.
+    private var lastID: Int64 = 0
     /// Orders per (type, favourite); guarded by `countsLock`, changed only after a commit (the
     /// changes add up, so their order does not matter).
     private var counts = OrderCounts()
@@ -55,8 +59,7 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
         // writer for 100-300 ms; the WAL is reused from its start instead.
         try writer.execute("PRAGMA wal_autocheckpoint = 0")
         try migrate()
-        lastCreatedAt = Int64(try writer.integerPragma("SELECT coalesce(max(created_at_ms), 0) FROM orders"))
-        counts = try OrderCounts.load(writer)
+        try loadState()
         let turn = checkpointTurn
         checkpointer = try Checkpointer(path: path, durability: durability, restartFrames: walRestartFrames) {
             [writeLock] body in
@@ -100,57 +103,105 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
     public func insert(_ batch: [NewOrder]) throws(StorageError) -> [StoredOrder] {
         try withWriter { connection throws(StorageError) in
             var last = lastCreatedAt
+            var nextID = lastID + 1
             var added = OrderCounts()
-            let stored = try connection.transaction { () throws(StorageError) -> [StoredOrder] in
-                var stored: [StoredOrder] = []
-                stored.reserveCapacity(batch.count)
-                for var item in batch {
-                    item.createdAtMilliseconds = max(item.createdAtMilliseconds, last)
-                    last = item.createdAtMilliseconds
-                    let record = try Self.insertOrder(item, connection)
-                    if let claim = item.idempotency {
-                        try Self.insertKey(claim, for: record, connection)
-                    }
-                    added.add(type: record.order.type, favorite: record.isFavorite, 1)
-                    stored.append(record)
-                }
-                return stored
+            let stored: [StoredOrder]
+            do throws(StorageError) {
+                stored = try insertTransaction(batch, connection, last: &last, nextID: &nextID, added: &added)
+            } catch {
+                // Rolled back, or (if its WAL could not be written after all) perhaps not:
+                // take the numbering and counts from what the database now holds.
+                try? loadState()
+                throw error
             }
             lastCreatedAt = last
+            lastID = nextID - 1
             countsLock.withLock { counts.add(added) }
             return stored
         }
     }
 
-    private static func insertOrder(_ item: NewOrder, _ connection: SQLiteConnection) throws(StorageError)
-        -> StoredOrder
-    {
-        let order = item.order
+    /// The newest time and id and the counts, from the database; needs the write lock (or init).
+    private func loadState() throws(StorageError) {
+        lastCreatedAt = Int64(try writer.integerPragma("SELECT coalesce(max(created_at_ms), 0) FROM orders"))
+        lastID = Int64(try writer.integerPragma("SELECT coalesce(max(id), 0) FROM orders"))
+        let loaded = try OrderCounts.load(writer)
+        countsLock.withLock { counts = loaded }
+    }
+
+    private func insertTransaction(
+        _ batch: [NewOrder], _ connection: SQLiteConnection, last: inout Int64, nextID: inout Int64,
+        added: inout OrderCounts
+    ) throws(StorageError) -> [StoredOrder] {
+        try connection.transaction { () throws(StorageError) -> [StoredOrder] in
+            var items = batch
+            for index in items.indices {
+                items[index].createdAtMilliseconds = max(items[index].createdAtMilliseconds, last)
+                last = items[index].createdAtMilliseconds
+            }
+            var stored: [StoredOrder] = []
+            stored.reserveCapacity(items.count)
+            var start = 0
+            while start < items.count {
+                // A few statement sizes cover any batch: 13 rows are one of 8, one of 4, one.
+                let rows = Self.rowsPerStatement.first { $0 <= items.count - start } ?? 1
+                try Self.insertOrders(items[start..<start + rows], firstID: nextID, connection, into: &stored)
+                nextID += Int64(rows)
+                start += rows
+            }
+            for (item, record) in zip(items, stored) {
+                if let claim = item.idempotency {
+                    try Self.insertKey(claim, for: record, connection)
+                }
+                added.add(type: record.order.type, favorite: record.isFavorite, 1)
+            }
+            return stored
+        }
+    }
+
+    /// The row counts of the prepared multi-row inserts, largest first.
+    private static let rowsPerStatement = [32, 16, 8, 4, 2, 1]
+
+    /// Inserts `items` with one statement, numbered from `firstID`, and appends them to `stored`.
+    private static func insertOrders(
+        _ items: ArraySlice<NewOrder>, firstID: Int64, _ connection: SQLiteConnection,
+        into stored: inout [StoredOrder]
+    ) throws(StorageError) {
+        let columns: Int32 = 14
         try connection.withStatement(
             """
-            INSERT INTO orders (type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
+            INSERT INTO orders (id, type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
                 name, street_address, city, zip, cost_cents, created_at_ms, name_key, is_favorite)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, rows: items.count
         ) { insert throws(StorageError) in
-            insert.bind(1, order.type)
-            insert.bind(2, order.quantity)
-            insert.bind(3, order.specialRequestEnabled)
-            insert.bind(4, order.extraFrosting)
-            insert.bind(5, order.addSprinkles)
-            insert.bind(6, order.name)
-            insert.bind(7, order.streetAddress)
-            insert.bind(8, order.city)
-            insert.bind(9, order.zip)
-            insert.bind(10, item.costCents)
-            insert.bind(11, item.createdAtMilliseconds)
-            insert.bind(12, OrderQuery.nameKey(order.name))
-            insert.bind(13, item.isFavorite)
+            var base: Int32 = 0
+            for (offset, item) in items.enumerated() {
+                let order = item.order
+                insert.bind(base + 1, firstID + Int64(offset))
+                insert.bind(base + 2, order.type)
+                insert.bind(base + 3, order.quantity)
+                insert.bind(base + 4, order.specialRequestEnabled)
+                insert.bind(base + 5, order.extraFrosting)
+                insert.bind(base + 6, order.addSprinkles)
+                insert.bind(base + 7, order.name)
+                insert.bind(base + 8, order.streetAddress)
+                insert.bind(base + 9, order.city)
+                insert.bind(base + 10, order.zip)
+                insert.bind(base + 11, item.costCents)
+                insert.bind(base + 12, item.createdAtMilliseconds)
+                insert.bind(base + 13, OrderQuery.nameKey(order.name))
+                insert.bind(base + 14, item.isFavorite)
+                base += columns
+            }
             try insert.step()
         }
-        return StoredOrder(
-            id: connection.lastInsertRowID, order: order, costCents: item.costCents,
-            createdAtMilliseconds: item.createdAtMilliseconds, isFavorite: item.isFavorite)
+        for (offset, item) in items.enumerated() {
+            stored.append(
+                StoredOrder(
+                    id: firstID + Int64(offset), order: item.order, costCents: item.costCents,
+                    createdAtMilliseconds: item.createdAtMilliseconds, isFavorite: item.isFavorite))
+        }
     }
 
     private static func insertKey(

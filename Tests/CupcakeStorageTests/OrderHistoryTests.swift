@@ -355,13 +355,21 @@ import Testing
 
     @Test func cancellingTheNewestOrderDoesNotGiveItsIdToTheNext() throws {
         let directory = try TemporaryDirectory()
-        let store = try SQLiteOrderStore(path: directory.path("orders.sqlite"))
-        defer { store.close() }
+        let path = directory.path("orders.sqlite")
+        let store = try SQLiteOrderStore(path: path)
         let first = try store.insert(WALWriteGatheringTests.newOrders(0..<2))
         #expect(try store.delete(id: first[1].id))
         let next = try store.insert(WALWriteGatheringTests.newOrders(2..<3))
         #expect(next[0].id == first[1].id + 1)
         #expect(try store.order(id: first[1].id) == nil)
+        // Again, with a restart between the cancel and the next order.
+        #expect(try store.delete(id: next[0].id))
+        store.close()
+        let reopened = try SQLiteOrderStore(path: path)
+        defer { reopened.close() }
+        let afterRestart = try reopened.insert(WALWriteGatheringTests.newOrders(3..<4))
+        #expect(afterRestart[0].id == next[0].id + 1)
+        #expect(try reopened.order(id: next[0].id) == nil)
     }
 
     @Test func aFailedBatchLeavesTheNumberingAndCountsAsTheDatabaseHasThem() throws {

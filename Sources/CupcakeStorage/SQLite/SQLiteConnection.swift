@@ -164,8 +164,9 @@ final class SQLiteConnection {
         return (Int(log), Int(copied))
     }
 
-    /// Bytes of WAL frames gathered and not yet in the file (see ``WALWriteGathering``).
-    var pendingWALBytes: Int { handle.map { WALWriteGathering.pendingBytes(walOf: $0) } ?? 0 }
+    /// Bytes of WAL frames gathered and not yet in the file (see ``WALWriteGathering``), or nil
+    /// when the WAL is not open through it.
+    var pendingWALBytes: Int? { handle.flatMap { WALWriteGathering.pendingBytes(walOf: $0) } }
 
     var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
     var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }

@@ -124,7 +124,10 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
     /// The newest time and id and the counts, from the database; needs the write lock (or init).
     private func loadState() throws(StorageError) {
         lastCreatedAt = Int64(try writer.integerPragma("SELECT coalesce(max(created_at_ms), 0) FROM orders"))
-        lastID = Int64(try writer.integerPragma("SELECT coalesce(max(id), 0) FROM orders"))
+        lastID = Int64(
+            try writer.integerPragma(
+                "SELECT max(coalesce((SELECT max(id) FROM orders), 0), coalesce((SELECT last_id FROM order_id_floor), 0))"
+            ))
         let loaded = try OrderCounts.load(writer)
         countsLock.withLock { counts = loaded }
     }
@@ -346,14 +349,25 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
     public func delete(id: Int64) throws(StorageError) -> Bool {
         let removed = try withWriter { connection throws(StorageError) -> (Int, Bool)? in
             try connection.transaction { () throws(StorageError) -> (Int, Bool)? in
-                try connection.withStatement("DELETE FROM orders WHERE id = ? RETURNING type, is_favorite") {
-                    delete throws(StorageError) -> (Int, Bool)? in
+                let row = try connection.withStatement(
+                    "DELETE FROM orders WHERE id = ? RETURNING type, is_favorite"
+                ) { delete throws(StorageError) -> (Int, Bool)? in
                     delete.bind(1, id)
                     guard try delete.step() else { return nil }
                     let row = (delete.int(0), delete.bool(1))
                     while try delete.step() {}
                     return row
                 }
+                if row != nil, id >= lastID {
+                    // The newest order: remember its id, which the table no longer shows.
+                    try connection.withStatement(
+                        "INSERT OR REPLACE INTO order_id_floor (single, last_id) VALUES (1, ?)"
+                    ) { floor throws(StorageError) in
+                        floor.bind(1, id)
+                        try floor.step()
+                    }
+                }
+                return row
             }
         }
         guard let (type, favorite) = removed else { return false }

@@ -65,5 +65,15 @@ enum SQLiteSchema {
                     }
                 }
             }),
+        // 3: the highest order id ever handed out, kept when the newest order is cancelled, so
+        // that its id is not given to the next order after a restart either.
+        Migration(
+            sql: """
+                CREATE TABLE order_id_floor (
+                    single INTEGER PRIMARY KEY CHECK (single = 1),
+                    last_id INTEGER NOT NULL
+                );
+                PRAGMA user_version = 3;
+                """),
     ]
 }

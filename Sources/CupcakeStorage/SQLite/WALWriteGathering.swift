@@ -33,12 +33,13 @@ enum WALWriteGathering {
         return flush(wal)
     }
 
-    /// How many bytes the connection's WAL has gathered and not yet written (for tests).
-    static func pendingBytes(walOf database: OpaquePointer) -> Int {
+    /// How many bytes the connection's WAL has gathered and not yet written, or nil when its
+    /// WAL is not open through this VFS (for tests).
+    static func pendingBytes(walOf database: OpaquePointer) -> Int? {
         var file: UnsafeMutablePointer<sqlite3_file>?
         guard sqlite3_file_control(database, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK,
             let wal = gathered(file)
-        else { return 0 }
+        else { return nil }
         return Int(wal.pointee.pendingBytes)
     }
 

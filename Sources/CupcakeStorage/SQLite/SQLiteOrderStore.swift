@@ -171,9 +171,13 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
         into stored: inout [StoredOrder]
     ) throws(StorageError) {
         let columns: Int32 = 14
+        // OR ROLLBACK: a failing row fails the whole transaction (which the group committer
+        // then retries order by order), so SQLite needs no statement journal to undo the rows
+        // before it; with the default ABORT, a multi-row INSERT copied every page it changed
+        // into a temporary file first, and bulk loads ran at half the speed of single rows.
         try connection.withStatement(
             """
-            INSERT INTO orders (id, type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
+            INSERT OR ROLLBACK INTO orders (id, type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
                 name, street_address, city, zip, cost_cents, created_at_ms, name_key, is_favorite)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, rows: items.count

@@ -27,10 +27,11 @@ import Testing
         return try SQLiteOrderStore(path: copy)
     }
 
-    @Test func everyCommitIsInTheFilesWhenInsertReturns() throws {
+    @Test(arguments: Durability.allCases)
+    func everyCommitIsInTheFilesWhenInsertReturns(durability: Durability) throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("orders.sqlite")
-        let store = try SQLiteOrderStore(path: path)
+        let store = try SQLiteOrderStore(path: path, durability: durability)
         defer { store.close() }
         var placed: [StoredOrder] = []
         for commit in 0..<30 {
@@ -47,12 +48,13 @@ import Testing
         }
     }
 
-    @Test func aTransactionLargerThanTheBufferIsWrittenWhole() throws {
+    @Test(arguments: Durability.allCases)
+    func aTransactionLargerThanTheBufferIsWrittenWhole(durability: Durability) throws {
         // About 30,000 orders with four b-trees spill pages before the commit, rewrite spilled
         // frames and fill the 96 KiB buffer many times over.
         let directory = try TemporaryDirectory()
         let path = directory.path("orders.sqlite")
-        let store = try SQLiteOrderStore(path: path, walRestartFrames: 1_000_000)
+        let store = try SQLiteOrderStore(path: path, durability: durability, walRestartFrames: 1_000_000)
         defer { store.close() }
         let placed = try store.insert(Self.newOrders(0..<30_000))
         let more = try store.insert(Self.newOrders(30_000..<30_005))

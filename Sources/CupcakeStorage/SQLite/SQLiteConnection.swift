@@ -28,6 +28,7 @@ final class SQLiteConnection {
         // in its own memory, so a transaction takes no fcntl locks (six system calls per commit
         // with the default VFS); connections inside this process still share it, readers beside
         // the writer as before. Another process cannot open the database while this one has it.
+        // It is opened through WALWriteGathering, which changes only how WAL frames are written.
         let code = sqlite3_open_v2(path, &db, flags, WALWriteGathering.vfsName)
         guard code == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"

@@ -415,12 +415,17 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
     }
 
     public func purgeIdempotencyKeys(recordedBefore milliseconds: Int64) throws(StorageError) -> Int {
+        // In a transaction, like every write here: a big delete can spill pages before its
+        // commit, and then SQLite rewrites the commit frame's header after the commit frame, which
+        // only the check after COMMIT in `transaction` writes out at once (see WALWriteGathering).
         try withWriter { connection throws(StorageError) in
-            try connection.withStatement("DELETE FROM idempotency_keys WHERE created_at_ms < ?") {
-                delete throws(StorageError) in
-                delete.bind(1, milliseconds)
-                try delete.step()
-                return connection.changes
+            try connection.transaction { () throws(StorageError) -> Int in
+                try connection.withStatement("DELETE FROM idempotency_keys WHERE created_at_ms < ?") {
+                    delete throws(StorageError) in
+                    delete.bind(1, milliseconds)
+                    try delete.step()
+                    return connection.changes
+                }
             }
         }
     }

@@ -18,7 +18,11 @@ import Foundation
 ///
 /// Anything else done with a WAL file (a read, sync, truncate, size query, file control or close)
 /// first writes out what is gathered, and so does a buffer reaching 96 KiB (a big transaction
-/// spilling pages before its commit). Database files are opened as "unix-excl" opens them, untouched.
+/// spilling pages before its commit). One case ends with bytes still gathered: a transaction that
+/// spilled and then rewrote a spilled page has its frames' checksums rewritten after the commit
+/// frame, headers only, the commit frame's last. The page data is already in the file; the store
+/// writes the rest right after COMMIT (`SQLiteConnection.transaction`), before it answers anyone.
+/// Database files are opened as "unix-excl" opens them, untouched.
 enum WALWriteGathering {
     /// The VFS name to open connections with: ours, or "unix-excl" if it could not be registered.
     static let vfsName: String = register() ? "cupcake-excl" : "unix-excl"

@@ -13,13 +13,18 @@ public final class ServerProcess: @unchecked Sendable {
     /// Extra arguments to `cupcake serve`.
     public let arguments: [String]
     private let environment: [String: String]
+    private let fileSizeLimitKiB: Int?
 
     /// Starts `cupcake serve --port 0 --database PATH` plus `arguments` and waits (≤ 20 s) for
-    /// its startup line.
-    public init(databasePath: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
+    /// its startup line. With `fileSizeLimitKiB`, the server runs under that `ulimit -f`.
+    public init(
+        databasePath: String, arguments: [String] = [], environment: [String: String] = [:],
+        fileSizeLimitKiB: Int? = nil
+    ) throws {
         self.databasePath = databasePath
         self.arguments = arguments
         self.environment = environment
+        self.fileSizeLimitKiB = fileSizeLimitKiB
         logFile = URL(fileURLWithPath: databasePath + ".\(UUID().uuidString).log")
         try start()
     }
@@ -50,8 +55,17 @@ public final class ServerProcess: @unchecked Sendable {
         let handle = try FileHandle(forWritingTo: logFile)
         handle.seekToEndOfFile()
         let process = Process()
-        process.executableURL = ProcessRunner.cupcakeExecutable
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--database", databasePath] + arguments
+        let serve = ["serve", "--host", "127.0.0.1", "--port", "0", "--database", databasePath] + arguments
+        if let fileSizeLimitKiB {
+            // The shell sets the limit, then becomes the server (same process id).
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments =
+                ["-c", "ulimit -f \(fileSizeLimitKiB) && exec \"$0\" \"$@\"", ProcessRunner.cupcakeExecutable.path]
+                + serve
+        } else {
+            process.executableURL = ProcessRunner.cupcakeExecutable
+            process.arguments = serve
+        }
         var environment = ProcessInfo.processInfo.environment
         environment["CUPCAKE_API_KEY"] = nil
         process.environment = environment.merging(self.environment) { $1 }

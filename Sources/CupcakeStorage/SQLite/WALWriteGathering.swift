@@ -30,21 +30,22 @@ enum WALWriteGathering {
     /// Writes out whatever the connection's WAL still has gathered; a commit leaves nothing
     /// behind, so this is a check after each one. Returns SQLite's result code.
     static func flush(walOf database: OpaquePointer) -> Int32 {
-        var file: UnsafeMutablePointer<sqlite3_file>?
-        guard sqlite3_file_control(database, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK,
-            let wal = gathered(file)
-        else { return SQLITE_OK }
-        return flush(wal)
+        wal(of: database).map(flush) ?? SQLITE_OK
     }
 
     /// How many bytes the connection's WAL has gathered and not yet written, or nil when its
     /// WAL is not open through this VFS (for tests).
     static func pendingBytes(walOf database: OpaquePointer) -> Int? {
+        wal(of: database).map { Int($0.pointee.pendingBytes) }
+    }
+
+    /// The connection's WAL file, when it is open through this VFS.
+    private static func wal(of database: OpaquePointer) -> UnsafeMutablePointer<cupcake_wal_file>? {
         var file: UnsafeMutablePointer<sqlite3_file>?
-        guard sqlite3_file_control(database, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK,
-            let wal = gathered(file)
-        else { return nil }
-        return Int(wal.pointee.pendingBytes)
+        guard sqlite3_file_control(database, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK else {
+            return nil
+        }
+        return gathered(file)
     }
 
     // MARK: - Registration

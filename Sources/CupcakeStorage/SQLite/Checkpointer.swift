@@ -26,6 +26,7 @@ final class Checkpointer: @unchecked Sendable {
     private let interval: TimeInterval
     private let restartFrames: Int
     private let exclusively: @Sendable (() -> Void) -> Void
+    private let databasePath: String
     private let walPath: String
     private let writebackInterval: TimeInterval
 
@@ -35,6 +36,7 @@ final class Checkpointer: @unchecked Sendable {
         restartFrames: Int = 4096, exclusively: @escaping @Sendable (() -> Void) -> Void
     ) throws(StorageError) {
         self.restartFrames = restartFrames
+        databasePath = path
         walPath = path + "-wal"
         self.writebackInterval = min(writebackInterval, interval)
         self.exclusively = exclusively
@@ -79,6 +81,13 @@ final class Checkpointer: @unchecked Sendable {
                     _ = connection.checkpointPassive()
                     if DispatchTime.now().uptimeNanoseconds - start < 500_000 { break }
                 }
+                // The pass that completes the checkpoint fsyncs the database, and left alone that
+                // fsync wrote out every page the passes before it copied: about 2 ms, with writes
+                // held off. Written out here, outside the lock, it leaves the locked pass only the
+                // pages copied since (its fsync 0.4 instead of 2.2 ms). One more pass catches up
+                // with the frames committed meanwhile.
+                syncDatabase()
+                _ = connection.checkpointPassive()
                 exclusively { _ = self.connection.checkpointPassive() }
             }
             condition.lock()
@@ -88,12 +97,24 @@ final class Checkpointer: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Starts write-back of the WAL's dirty pages without waiting for it. Opened each time (a few
-    /// dozen times a second), so a WAL that SQLite deleted and made again is never missed.
+    /// Starts write-back of the WAL's dirty pages without waiting for it.
     private func startWALWriteback() {
-        let descriptor = open(walPath, O_RDONLY | O_CLOEXEC)
+        withDescriptor(of: walPath) { _ = sync_file_range($0, 0, 0, 2) }  // SYNC_FILE_RANGE_WRITE
+    }
+
+    /// Writes the database file's dirty pages out and waits for them (`fdatasync`), without any
+    /// lock held. SQLite's own fsync in the checkpoint stays; this only leaves it less to do.
+    private func syncDatabase() {
+        withDescriptor(of: databasePath) { _ = fdatasync($0) }
+    }
+
+    /// Runs `body` with a read-only descriptor of the file at `path`, if it opens. Opened each
+    /// time (a few dozen times a second), so a WAL that SQLite deleted and made again is never
+    /// missed.
+    private func withDescriptor(of path: String, _ body: (Int32) -> Void) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
-        _ = sync_file_range(descriptor, 0, 0, 2)  // SYNC_FILE_RANGE_WRITE
+        body(descriptor)
         close(descriptor)
     }
 

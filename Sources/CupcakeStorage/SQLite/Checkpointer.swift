@@ -106,14 +106,16 @@ final class Checkpointer: @unchecked Sendable {
     }
 
     /// Writes the database file's dirty pages out and waits for them (`fdatasync`), without any
-    /// lock held. SQLite's own fsync in the checkpoint stays; this only leaves it less to do.
+    /// lock held. SQLite's own fsync in the checkpoint stays; this only leaves it less to do. A
+    /// failure is left for that fsync to meet: Linux reports a write-back error to every
+    /// descriptor that was open when it happened, SQLite's included.
     private func syncDatabase() {
         withDescriptor(of: databasePath) { _ = fdatasync($0) }
     }
 
     /// Runs `body` with a read-only descriptor of the file at `path`, if it opens. Opened each
-    /// time (a few dozen times a second), so a WAL that SQLite deleted and made again is never
-    /// missed.
+    /// time (about a hundred times a second), so a WAL that SQLite deleted and made again is
+    /// never missed.
     private func withDescriptor(of path: String, _ body: (Int32) -> Void) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }

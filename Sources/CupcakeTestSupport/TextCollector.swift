@@ -20,15 +20,18 @@ public final class TextCollector: @unchecked Sendable {
 
     /// Waits (at most `seconds`) until the text ends with `suffix`; whether it does.
     public func waitFor(suffix: String, seconds: Double = 10) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !text.hasSuffix(suffix), Date() < deadline { usleep(2_000) }
-        return text.hasSuffix(suffix)
+        waitUntil(seconds: seconds) { $0.hasSuffix(suffix) }
     }
 
     /// Waits (at most `seconds`) until the text contains `part`; whether it does.
     public func waitFor(containing part: String, seconds: Double = 10) -> Bool {
+        waitUntil(seconds: seconds) { $0.contains(part) }
+    }
+
+    /// Polls the text every 2 ms until `done` holds or `seconds` pass; whether it holds.
+    private func waitUntil(seconds: Double, _ done: (String) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
-        while !text.contains(part), Date() < deadline { usleep(2_000) }
-        return text.contains(part)
+        while !done(text), Date() < deadline { usleep(2_000) }
+        return done(text)
     }
 }

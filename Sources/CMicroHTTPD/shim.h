@@ -24,3 +24,31 @@ static inline int cupcake_connection_fd(struct MHD_Connection *connection) {
     MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
   return info ? info->connect_fd : -1;
 }
+
+/* CPU affinity, for ThreadPlacement. The Glibc module hides sched_getaffinity and
+   sched_setaffinity (GNU extensions), and CPU_SET and friends are macros Swift cannot call, so
+   these work on the mask as the kernel does: one bit per CPU, 1024 of them (glibc's cpu_set_t). */
+extern int sched_getaffinity(pid_t thread, size_t size, void *mask);
+extern int sched_setaffinity(pid_t thread, size_t size, const void *mask);
+
+/* The CPUs `thread` (0 for the caller) may run on, lowest first, into `cpus`; how many there
+   are (at most `capacity`), or -1 with errno set. */
+static inline int cupcake_thread_cpus(pid_t thread, int *cpus, int capacity) {
+  unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {0};
+  if (sched_getaffinity(thread, sizeof mask, mask) != 0) return -1;
+  int count = 0;
+  for (int cpu = 0; cpu < 1024 && count < capacity; cpu++) {
+    if (mask[cpu / (8 * sizeof(unsigned long))] & (1UL << (cpu % (8 * sizeof(unsigned long))))) {
+      cpus[count++] = cpu;
+    }
+  }
+  return count;
+}
+
+/* Lets `thread` (0 for the caller) run only on `cpu`; 0, or -1 with errno set. */
+static inline int cupcake_pin_thread(pid_t thread, int cpu) {
+  unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {0};
+  if (cpu < 0 || cpu >= 1024) return -1;
+  mask[cpu / (8 * sizeof(unsigned long))] = 1UL << (cpu % (8 * sizeof(unsigned long)));
+  return sched_setaffinity(thread, sizeof mask, mask);
+}

@@ -21,6 +21,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var requestTimeoutSeconds = 30
     /// Worker threads; 0 means one per core.
     public var threads = 0
+    /// Whether to pin each worker to a core of its own and the commit thread beside the first;
+    /// only done with one worker per core, on two cores or more.
+    public var pinThreads = true
     /// How hard a commit tries to reach the disk.
     public var durability = Durability.process
     /// Whether to log one line per request.
@@ -32,7 +35,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// The keys a server config file may hold.
     static let keys: Set<String> = [
         "host", "port", "database", "apiKey", "bodyLimitBytes", "connectionLimit", "idleTimeoutSeconds",
-        "requestTimeoutSeconds", "threads", "durability", "accessLog",
+        "requestTimeoutSeconds", "threads", "pinThreads", "durability", "accessLog",
     ]
 
     /// Applies a config file's JSON object over these values.
@@ -82,12 +85,15 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
             self.durability = durability
         }
-        if let value = object["accessLog"] {
+        func boolean(_ key: String) throws(ConfigurationError) -> Bool? {
+            guard let value = object[key], !(value is NSNull) else { return nil }
             guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else {
-                throw ConfigurationError("'accessLog' must be true or false")
+                throw ConfigurationError("'\(key)' must be true or false")
             }
-            accessLog = number.boolValue
+            return number.boolValue
         }
+        if let pin = try boolean("pinThreads") { pinThreads = pin }
+        if let log = try boolean("accessLog") { accessLog = log }
     }
 
     /// The database path, resolving the XDG default.

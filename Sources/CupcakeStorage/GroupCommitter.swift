@@ -25,12 +25,18 @@ public final class GroupCommitter: @unchecked Sendable {
     private var thread: Thread?
 
     /// Starts the writer thread.
-    public init(store: any OrderStore, maximumBatch: Int = 512) {
+    ///
+    /// - Parameter threadStarted: runs first on the writer thread, before any commit (the server
+    ///   uses it to choose the thread's CPU).
+    public init(
+        store: any OrderStore, maximumBatch: Int = 512, threadStarted: @escaping @Sendable () -> Void = {}
+    ) {
         self.store = store
         self.maximumBatch = maximumBatch
         let thread = Thread { [unowned self] in
             // Foundation's Thread.name does not reach the kernel on Linux.
             pthread_setname_np(pthread_self(), "cupcake-commit")
+            threadStarted()
             self.loop()
         }
         self.thread = thread

@@ -28,6 +28,9 @@ struct ServeCommand: Command {
             help: "process (survives kill -9) or full (fsync every commit, survives power loss).",
             defaultValue: "process"),
         .value("--threads", valueName: "<n>", help: "Worker threads; 0 means one per core.", defaultValue: "0"),
+        .flag(
+            "--no-pin-threads",
+            help: "Leave every thread to the kernel (by default each worker gets a core, the commit thread the first)."),
         .flag("--quiet", help: "Do not log one line per request."),
     ]
 
@@ -70,6 +73,7 @@ struct ServeCommand: Command {
             configuration.durability = durability
         }
         if arguments.has("--quiet") { configuration.accessLog = false }
+        if arguments.has("--no-pin-threads") { configuration.pinThreads = false }
         self.configuration = configuration
         databasePath = configuration.databasePath(environment: environment)
     }
@@ -86,7 +90,8 @@ struct ServeCommand: Command {
         }
         log.notice(
             "cupcake serve \(Cupcake.version): listening on \(server.baseURL) (database \(server.databaseLocation), "
-                + "durability \(configuration.durability.rawValue), api key \(configuration.apiKey == nil ? "off" : "on"))"
+                + "durability \(configuration.durability.rawValue), api key \(configuration.apiKey == nil ? "off" : "on"), "
+                + "\(server.workers) workers\(server.threadsPinned ? " pinned" : ""))"
         )
         log.flush()
         let signal = await ShutdownSignal.wait()

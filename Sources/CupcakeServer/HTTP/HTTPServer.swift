@@ -48,6 +48,10 @@ public final class HTTPServer: @unchecked Sendable {
     let activeRequests = Atomic<Int>(0)
     /// The port actually bound (useful with port 0).
     public private(set) var port: Int = 0
+    /// Where to pin the workers; set (if at all) before ``start()``.
+    var placement: ThreadPlacement?
+    /// Whether ``start()`` pinned the workers as `placement` asked.
+    private(set) var workersPinned = false
 
     /// Creates a server; nothing listens until ``start()``.
     public init(
@@ -69,7 +73,7 @@ public final class HTTPServer: @unchecked Sendable {
         let (socket, bound, ipv6) = try Self.listen(host: host, port: requestedPort, backlog: 1024)
         listenSocket = socket
         port = bound
-        let threads = limits.threads > 0 ? limits.threads : max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let threads = limits.threads > 0 ? limits.threads : Self.defaultThreads
         // The pool does not watch the listening socket; the acceptor hands it each connection.
         var flags =
             MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
@@ -93,6 +97,7 @@ public final class HTTPServer: @unchecked Sendable {
         ]
         let watch = ConnectionWatch(seconds: limits.requestTimeoutSeconds)
         self.watch = watch
+        let threadsBefore = placement == nil ? [] : ThreadPlacement.threads(named: "")
         let started = withVaList(arguments) { list in
             MHD_start_daemon_va(flags, 0, nil, nil, accessHandler, context, list)
         }
@@ -113,8 +118,30 @@ public final class HTTPServer: @unchecked Sendable {
         }
         daemon = started
         self.acceptor = acceptor
+        if let placement { workersPinned = Self.pinWorkers(placement, startedAfter: threadsBefore) }
         acceptor.start()
     }
+
+    /// Pins the threads libmicrohttpd just started, one to each of the placement's CPUs. They are
+    /// the process's new threads named `MHD-worker`; each names itself once running, so this
+    /// waits for the names (at most 200 ms). If the count is not the pool's (another server
+    /// starting in the same process at the same moment), it pins nothing.
+    private static func pinWorkers(_ placement: ThreadPlacement, startedAfter earlier: Set<pid_t>) -> Bool {
+        var workers: Set<pid_t> = []
+        for _ in 0..<200 {
+            workers = ThreadPlacement.threads(named: "MHD-worker").subtracting(earlier)
+            if workers.count >= placement.workerCPUs.count { break }
+            usleep(1_000)
+        }
+        guard workers.count == placement.workerCPUs.count else { return false }
+        for (worker, cpu) in zip(workers.sorted(), placement.workerCPUs) {
+            ThreadPlacement.pin(thread: worker, to: cpu)
+        }
+        return true
+    }
+
+    /// One worker per core the process may use.
+    static var defaultThreads: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
     /// Stops accepting, waits up to `grace` seconds for requests in flight, then stops.
     public func shutdown(grace: Double = 10) {

@@ -157,7 +157,29 @@ import Testing
         var configuration = ServerConfiguration()
         configuration.port = 1
         configuration.idleTimeoutSeconds = 99
+        configuration.pinThreads = false
+        configuration.accessLog = false
         try configuration.apply(fileContents: Data(contentsOf: committed))
         #expect(configuration == ServerConfiguration())
+    }
+
+    @Test(
+        "A switch takes true or false; null leaves the default",
+        arguments: [
+            (#"{"pinThreads": false}"#, false, nil),
+            (#"{"pinThreads": null}"#, true, nil),
+            (#"{"pinThreads": "no"}"#, true, "'pinThreads' must be true or false"),
+            (#"{"pinThreads": 0}"#, true, "'pinThreads' must be true or false"),
+            (#"{"accessLog": 1}"#, true, "'accessLog' must be true or false"),
+        ] as [(String, Bool, String?)])
+    func switches(json: String, pinThreads: Bool, expectedError: String?) {
+        var configuration = ServerConfiguration()
+        do {
+            try configuration.apply(fileContents: Data(json.utf8))
+            #expect(expectedError == nil)
+            #expect(configuration.pinThreads == pinThreads)
+        } catch {
+            #expect(error.message == expectedError)
+        }
     }
 }

@@ -4,10 +4,10 @@ import Foundation
 /// Where the service's busy threads run: each HTTP worker on a CPU of its own, and the group
 /// commit's writer on the first worker's CPU.
 ///
-/// Left to the scheduler, the writer and the workers wander between the cores, and a commit
-/// waits whenever the writer has to be woken or moved on the other one. Pinned this way, the p99
-/// under `scripts/bench` was lower than unpinned in 13 of 14 rounds (docs/PERFORMANCE.md,
-/// eighth round). The other threads (checkpoint, access log, acceptor, watch) stay free.
+/// Left to the scheduler, the writer was preempted mid-commit twice as often, and every order
+/// waits while it is. Pinned this way, a server's p99 under wrk was lower than an unpinned
+/// copy's in 13 of 14 rounds (docs/PERFORMANCE.md, eighth round). The other threads
+/// (checkpoint, access log, acceptor, watch) stay free.
 ///
 /// Only the default layout is pinned, one worker per CPU the process may use, and only with two
 /// or more: with another worker count, or `pinThreads` off, every thread is left to the kernel.

@@ -30,7 +30,7 @@ struct ServeCommand: Command {
         .value("--threads", valueName: "<n>", help: "Worker threads; 0 means one per core.", defaultValue: "0"),
         .flag(
             "--no-pin-threads",
-            help: "Leave every thread to the kernel (by default each worker gets a core, the commit thread the first)."),
+            help: "Do not pin each worker to a core, the commit thread to the first (for shared machines)."),
         .flag("--quiet", help: "Do not log one line per request."),
     ]
 

@@ -4,8 +4,8 @@ import Foundation
 /// Where the service's busy threads run: each HTTP worker on a CPU of its own, and the group
 /// commit's writer on the first worker's CPU.
 ///
-/// Left to the scheduler, the writer was preempted mid-commit twice as often, and every order
-/// waits while it is. Pinned this way, a server's p99 under wrk was lower than an unpinned
+/// Left to the scheduler, the writer was preempted twice as often, and every order waits while
+/// it is. Pinned this way, a server's p99 under wrk was lower than an unpinned
 /// copy's in 13 of 14 rounds (docs/PERFORMANCE.md, eighth round). The other threads
 /// (checkpoint, access log, acceptor, watch) stay free.
 ///

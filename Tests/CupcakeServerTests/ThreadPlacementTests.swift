@@ -28,10 +28,19 @@ import Testing
         #expect(placement?.commitCPU == expected?.first)
     }
 
-    @Test func allowedCPUsAreReadFromTheKernel() {
-        #expect(!Self.allowed.isEmpty)
-        #expect(Self.allowed == Self.allowed.sorted())
-        #expect(Set(Self.allowed).count == Self.allowed.count)
+    @Test func allowedCPUsAgreeWithProcStatus() throws {
+        // The kernel's own listing of the same mask, e.g. "0-1" or "0,2-3".
+        let status = try String(contentsOfFile: "/proc/thread-self/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") })
+        let listed = line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces)
+        var expected: [Int32] = []
+        for part in listed.split(separator: ",") {
+            let bounds = part.split(separator: "-").compactMap { Int32($0) }
+            let low = try #require(bounds.first)
+            expected += Array(low...(bounds.last ?? low))
+        }
+        #expect(!expected.isEmpty)
+        #expect(ThreadPlacement.allowedCPUs() == expected)
     }
 
     /// Each thread of a running server, by name, with the CPUs it may run on.

@@ -17,7 +17,7 @@ public final class OrderServer: @unchecked Sendable {
     /// Where the data is.
     public var databaseLocation: String { store.location }
     /// How many HTTP workers serve requests.
-    public var workers: Int { http.limits.threads }
+    public var workers: Int { http.limits.workerThreads }
     /// Whether the workers and the commit thread are pinned to CPUs (see `pinThreads`).
     public var threadsPinned: Bool { http.workersPinned }
 
@@ -26,20 +26,19 @@ public final class OrderServer: @unchecked Sendable {
     /// - Throws: ``StorageError`` or ``ServerError``.
     public init(configuration: ServerConfiguration, databasePath: String, log: AccessLog) throws {
         let store = try SQLiteOrderStore(path: databasePath, durability: configuration.durability)
-        let workers = configuration.threads > 0 ? configuration.threads : HTTPServer.defaultThreads
-        let placement =
-            configuration.pinThreads
-            ? ThreadPlacement(workers: workers, allowed: ThreadPlacement.allowedCPUs()) : nil
-        let committer = GroupCommitter(store: store) {
-            if let cpu = placement?.commitCPU { ThreadPlacement.pin(thread: 0, to: cpu) }
-        }
-        let api = OrderAPI(store: store, committer: committer, apiKey: configuration.apiKey, log: log)
         var limits = HTTPServer.Limits()
         limits.bodyBytes = configuration.bodyLimitBytes
         limits.connections = configuration.connectionLimit
         limits.idleTimeoutSeconds = configuration.idleTimeoutSeconds
         limits.requestTimeoutSeconds = configuration.requestTimeoutSeconds
-        limits.threads = workers
+        limits.threads = configuration.threads
+        let placement =
+            configuration.pinThreads
+            ? ThreadPlacement(workers: limits.workerThreads, allowed: ThreadPlacement.allowedCPUs()) : nil
+        let committer = GroupCommitter(store: store) {
+            if let cpu = placement?.commitCPU { ThreadPlacement.pin(thread: 0, to: cpu) }
+        }
+        let api = OrderAPI(store: store, committer: committer, apiKey: configuration.apiKey, log: log)
         let http = HTTPServer(
             host: configuration.host, port: configuration.port, limits: limits, handler: api, log: log)
         http.placement = placement

@@ -11,7 +11,7 @@ import Foundation
 ///
 /// Only the default layout is pinned, one worker per CPU the process may use, and only with two
 /// or more: with another worker count, or `pinThreads` off, every thread is left to the kernel.
-struct ThreadPlacement: Sendable, Equatable {
+struct ThreadPlacement: Sendable {
     /// The CPU of each worker, in the order the workers were started.
     let workerCPUs: [Int32]
     /// The CPU of the group commit's writer thread.
@@ -43,17 +43,17 @@ struct ThreadPlacement: Sendable, Equatable {
         _ = cupcake_pin_thread(thread, cpu)
     }
 
+    /// The kernel ids of this process's threads.
+    static func threadIDs() -> Set<pid_t> {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return Set(tasks.compactMap { pid_t($0) })
+    }
+
     /// The kernel ids of this process's threads whose name starts with `prefix`.
     static func threads(named prefix: String) -> Set<pid_t> {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        var found: Set<pid_t> = []
-        for task in tasks {
-            guard let id = pid_t(task),
-                let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
-                name.hasPrefix(prefix)
-            else { continue }
-            found.insert(id)
+        threadIDs().filter { id in
+            let name = try? String(contentsOfFile: "/proc/self/task/\(id)/comm", encoding: .utf8)
+            return name?.hasPrefix(prefix) ?? false
         }
-        return found
     }
 }

@@ -26,6 +26,8 @@ public final class HTTPServer: @unchecked Sendable {
         public var requestTimeoutSeconds: Int = 30
         /// Worker threads; 0 means one per core.
         public var threads: Int = 0
+        /// The number of workers `threads` asks for: one per core the process may use when 0.
+        public var workerThreads: Int { threads > 0 ? threads : max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
         /// Default limits.
         public init() {}
@@ -73,7 +75,7 @@ public final class HTTPServer: @unchecked Sendable {
         let (socket, bound, ipv6) = try Self.listen(host: host, port: requestedPort, backlog: 1024)
         listenSocket = socket
         port = bound
-        let threads = limits.threads > 0 ? limits.threads : Self.defaultThreads
+        let threads = limits.workerThreads
         // The pool does not watch the listening socket; the acceptor hands it each connection.
         var flags =
             MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
@@ -97,7 +99,7 @@ public final class HTTPServer: @unchecked Sendable {
         ]
         let watch = ConnectionWatch(seconds: limits.requestTimeoutSeconds)
         self.watch = watch
-        let threadsBefore = placement == nil ? [] : ThreadPlacement.threads(named: "")
+        let threadsBefore = placement == nil ? [] : ThreadPlacement.threadIDs()
         let started = withVaList(arguments) { list in
             MHD_start_daemon_va(flags, 0, nil, nil, accessHandler, context, list)
         }
@@ -139,9 +141,6 @@ public final class HTTPServer: @unchecked Sendable {
         }
         return true
     }
-
-    /// One worker per core the process may use.
-    static var defaultThreads: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
     /// Stops accepting, waits up to `grace` seconds for requests in flight, then stops.
     public func shutdown(grace: Double = 10) {

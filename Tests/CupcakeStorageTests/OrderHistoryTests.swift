@@ -342,8 +342,8 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = try SQLiteOrderStore(path: directory.path("orders.sqlite"))
         defer { store.close() }
-        let before = try store.insert(WALWriteGatheringTests.newOrders(0..<1))
-        let batch = WALWriteGatheringTests.newOrders(1..<1 + size)
+        let before = try store.insert(StorageFixtures.newOrders(0..<1))
+        let batch = StorageFixtures.newOrders(1..<1 + size)
         let stored = try store.insert(batch)
         #expect(stored.map(\.id) == Array(before[0].id + 1...before[0].id + Int64(size)))
         #expect(stored.map(\.order) == batch.map(\.order))
@@ -357,9 +357,9 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.path("orders.sqlite")
         let store = try SQLiteOrderStore(path: path)
-        let first = try store.insert(WALWriteGatheringTests.newOrders(0..<2))
+        let first = try store.insert(StorageFixtures.newOrders(0..<2))
         #expect(try store.delete(id: first[1].id))
-        let next = try store.insert(WALWriteGatheringTests.newOrders(2..<3))
+        let next = try store.insert(StorageFixtures.newOrders(2..<3))
         #expect(next[0].id == first[1].id + 1)
         #expect(try store.order(id: first[1].id) == nil)
         // Again, with a restart between the cancel and the next order.
@@ -367,7 +367,7 @@ import Testing
         store.close()
         let reopened = try SQLiteOrderStore(path: path)
         defer { reopened.close() }
-        let afterRestart = try reopened.insert(WALWriteGatheringTests.newOrders(3..<4))
+        let afterRestart = try reopened.insert(StorageFixtures.newOrders(3..<4))
         #expect(afterRestart[0].id == next[0].id + 1)
         #expect(try reopened.order(id: next[0].id) == nil)
     }
@@ -377,12 +377,12 @@ import Testing
         let store = try SQLiteOrderStore(path: directory.path("orders.sqlite"))
         defer { store.close() }
         let key = IdempotencyClaim(key: "k", fingerprint: [1], status: 201) { _ in [] }
-        var batch = WALWriteGatheringTests.newOrders(0..<3)
+        var batch = StorageFixtures.newOrders(0..<3)
         batch[0].idempotency = key
         batch[2].idempotency = key  // the same key twice: the whole transaction fails
         #expect(throws: StorageError.self) { try store.insert(batch) }
         #expect(try store.orderCount() == 0)
-        let stored = try store.insert(WALWriteGatheringTests.newOrders(0..<2))
+        let stored = try store.insert(StorageFixtures.newOrders(0..<2))
         #expect(stored.map(\.id) == [1, 2])
         #expect(try store.orderCount() == 2)
     }

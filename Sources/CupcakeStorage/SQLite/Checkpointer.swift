@@ -11,17 +11,16 @@ import Foundation
 /// checkpointer holds the store's write lock for one more PASSIVE pass, which copies the few
 /// frames written since the first one; the next commit then starts the WAL over.
 ///
-/// Between checkpoints it asks the kernel every `writebackInterval` seconds to start writing the
-/// WAL's dirty pages (`sync_file_range`, which waits for nothing). A checkpoint fsyncs the WAL
-/// first; left alone, that fsync wrote out everything since the last one, 15–18 ms of disk
-/// writes in one burst every quarter second, and the requests answered meanwhile were the slow
-/// ones (82% of those over 3 ms overlapped a checkpoint pass). Each `sync_file_range` is itself
-/// a burst (about 0.5 ms of submitting a 25 ms share of the WAL), and the server's slowest
-/// requests gathered around them too, so they come every 10 ms, in smaller pieces: every 12.5 ms
-/// the p99 was lower than every 25 ms in 5 of 6 rounds, and every 100 ms it was higher in all.
+/// Everything here goes through SQLite (`sqlite3_wal_checkpoint_v2`): this thread never opens,
+/// syncs or closes the database or its WAL itself. It used to, to start the WAL's write-back
+/// early and to fsync the database before the locked pass, and closing that descriptor of the
+/// database dropped the process's POSIX lock on it (closing any descriptor of a file drops every
+/// lock the process holds on it), so after the first WAL restart a second server could open the
+/// file and acknowledged orders were lost (docs/RELIABILITY.md, "The database lock"). The
+/// reliability suite's `DatabaseLockTests` read `/proc/locks` after several WAL restarts.
 final class Checkpointer: @unchecked Sendable {
-    // Safe: `stopping` is only touched while holding `condition`; `connection` is used only
-    // by the checkpoint thread until it has exited, then by stop().
+    // Safe: `stopping` and `finished` are only touched while holding `condition`; `connection`
+    // is used only by the checkpoint thread until it has exited, then by stop().
     private let connection: SQLiteConnection
     private let condition = NSCondition()
     private var stopping = false
@@ -29,20 +28,15 @@ final class Checkpointer: @unchecked Sendable {
     private let interval: TimeInterval
     private let restartFrames: Int
     private let exclusively: @Sendable (() -> Void) -> Void
-    private let databasePath: String
-    private let walPath: String
-    private let writebackInterval: TimeInterval
 
     /// - Parameter exclusively: runs a body with the store's writes held off.
     init(
-        path: String, durability: Durability, interval: TimeInterval = 0.25, writebackInterval: TimeInterval = 0.01,
-        restartFrames: Int = 4096, exclusively: @escaping @Sendable (() -> Void) -> Void
+        path: String, durability: Durability, interval: TimeInterval = 0.25, restartFrames: Int = 4096,
+        exclusively: @escaping @Sendable (() -> Void) -> Void
     ) throws(StorageError) {
         self.restartFrames = restartFrames
-        databasePath = path
-        walPath = path + "-wal"
-        self.writebackInterval = min(writebackInterval, interval)
         self.exclusively = exclusively
+        self.interval = interval
         connection = try SQLiteConnection(path: path)
         // FULL durability fsyncs checkpoints as SQLite's FULL mode does; process durability keeps
         // NORMAL, which still fsyncs a checkpoint (skipping it let dirty pages pile up until the
@@ -51,7 +45,6 @@ final class Checkpointer: @unchecked Sendable {
         case .process: try connection.execute("PRAGMA synchronous = NORMAL")
         case .full: try connection.execute("PRAGMA synchronous = FULL")
         }
-        self.interval = interval
         let thread = Thread { [self] in
             // Foundation's Thread.name does not reach the kernel on Linux; 15 bytes at most.
             pthread_setname_np(pthread_self(), "cupcake-checkpt")
@@ -65,11 +58,7 @@ final class Checkpointer: @unchecked Sendable {
         while !stopping {
             let checkpointAt = Date().addingTimeInterval(interval)
             while !stopping, Date() < checkpointAt {
-                _ = condition.wait(until: min(checkpointAt, Date().addingTimeInterval(writebackInterval)))
-                if stopping { break }
-                condition.unlock()
-                startWALWriteback()
-                condition.lock()
+                _ = condition.wait(until: checkpointAt)
             }
             if stopping { break }
             condition.unlock()
@@ -84,13 +73,6 @@ final class Checkpointer: @unchecked Sendable {
                     _ = connection.checkpointPassive()
                     if DispatchTime.now().uptimeNanoseconds - start < 500_000 { break }
                 }
-                // The pass that completes the checkpoint fsyncs the database, and left alone that
-                // fsync wrote out every page the passes before it copied: about 2 ms, with writes
-                // held off. Written out here, outside the lock, it leaves the locked pass only the
-                // pages copied since (its fsync 0.4 instead of 2.2 ms). One more pass catches up
-                // with the frames committed meanwhile.
-                syncDatabase()
-                _ = connection.checkpointPassive()
                 exclusively { _ = self.connection.checkpointPassive() }
             }
             condition.lock()
@@ -98,29 +80,6 @@ final class Checkpointer: @unchecked Sendable {
         finished = true
         condition.broadcast()
         condition.unlock()
-    }
-
-    /// Starts write-back of the WAL's dirty pages without waiting for it.
-    private func startWALWriteback() {
-        withDescriptor(of: walPath) { _ = sync_file_range($0, 0, 0, 2) }  // SYNC_FILE_RANGE_WRITE
-    }
-
-    /// Writes the database file's dirty pages out and waits for them (`fdatasync`), without any
-    /// lock held. SQLite's own fsync in the checkpoint stays; this only leaves it less to do. A
-    /// failure is left for that fsync to meet: Linux reports a write-back error to every
-    /// descriptor that was open when it happened, SQLite's included.
-    private func syncDatabase() {
-        withDescriptor(of: databasePath) { _ = fdatasync($0) }
-    }
-
-    /// Runs `body` with a read-only descriptor of the file at `path`, if it opens. Opened each
-    /// time (about a hundred times a second), so a WAL that SQLite deleted and made again is
-    /// never missed.
-    private func withDescriptor(of path: String, _ body: (Int32) -> Void) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        body(descriptor)
-        close(descriptor)
     }
 
     /// Stops the thread (waiting for a checkpoint in progress), runs a last checkpoint, closes.

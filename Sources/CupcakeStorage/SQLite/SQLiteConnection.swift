@@ -20,16 +20,16 @@ final class SQLiteConnection {
     }
     let path: String
 
-    init(path: String, readOnly: Bool = false) throws(StorageError) {
+    init(path: String) throws(StorageError) {
         self.path = path
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         var db: OpaquePointer?
-        // "unix-excl": the process holds the database file exclusively and keeps the WAL index
-        // in its own memory, so a transaction takes no fcntl locks (six system calls per commit
-        // with the default VFS); connections inside this process still share it, readers beside
-        // the writer as before. Another process cannot open the database while this one has it.
-        // It is opened through WALWriteGathering, which changes only how WAL frames are written.
-        let code = sqlite3_open_v2(path, &db, flags, WALWriteGathering.vfsName)
+        // "unix-excl" (see SQLiteLibrary): the process holds the database file exclusively and
+        // keeps the WAL index in its own memory; connections inside this process share it,
+        // readers beside the writer as before. Never read-only: a read-only connection on
+        // "unix-excl" takes and releases real fcntl locks, and releasing one would release the
+        // process's exclusive lock on the same bytes.
+        let code = sqlite3_open_v2(path, &db, flags, SQLiteLibrary.vfsName)
         guard code == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             sqlite3_close_v2(db)
@@ -165,10 +165,6 @@ final class SQLiteConnection {
         return (Int(log), Int(copied))
     }
 
-    /// Bytes of WAL frames gathered and not yet in the file (see ``WALWriteGathering``), or nil
-    /// when the WAL is not open through it.
-    var pendingWALBytes: Int? { handle.flatMap { WALWriteGathering.pendingBytes(walOf: $0) } }
-
     var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
     var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
 
@@ -185,14 +181,6 @@ final class SQLiteConnection {
         } catch {
             try? execute("ROLLBACK")
             throw error
-        }
-        // The commit wrote its WAL frames out itself (see WALWriteGathering); any still gathered
-        // must reach the file before anyone is told the transaction is committed.
-        if let handle {
-            let code = WALWriteGathering.flush(walOf: handle)
-            guard code == SQLITE_OK else {
-                throw StorageError(.failed, "cannot write the WAL after a commit (SQLite \(code))")
-            }
         }
         return result
     }

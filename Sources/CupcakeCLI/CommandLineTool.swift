@@ -36,6 +36,7 @@ public enum CommandLineTool {
     ///
     /// - Parameter arguments: the arguments after the program name.
     public static func run(_ arguments: [String], console: Console) async -> Int32 {
+        StandardDescriptors.reserve()
         do {
             try await dispatch(arguments, console: console)
             return ExitCode.success.rawValue

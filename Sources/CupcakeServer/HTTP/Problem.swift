@@ -107,10 +107,12 @@ public struct Problem: Error, Sendable, Equatable {
             headers: [("Retry-After", String(retryAfterSeconds))])
     }
 
-    /// Storage that may work again (a full or failing disk): nothing was stored, retry later.
+    /// Storage that may work again (a full or failing disk, a database file moved away): the
+    /// cause is in the server's log, never in the answer.
     static func storageUnavailable() -> Problem {
         unavailable(
-            "The server cannot store anything right now (its disk is full or failing); nothing was stored. Retry later.",
+            "The server cannot store orders right now. Retry later: a retry with the same Idempotency-Key never "
+                + "places the order twice.",
             retryAfterSeconds: 5)
     }
 }

@@ -15,7 +15,7 @@ public enum Durability: String, Sendable, CaseIterable {
 ///
 /// One writer connection (serialized by `writeLock`) and a small pool of reader connections,
 /// which WAL lets run beside the writer.
-public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
+public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendable {
     // Safe: `writer` is used only while holding `writeLock`; each reader is used by one thread
     // at a time, handed out and taken back under `readersLock`; `closed` is guarded by both.
     private let writer: SQLiteConnection
@@ -36,6 +36,11 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
     /// changes add up, so their order does not matter).
     private var counts = OrderCounts()
     private let countsLock = NSLock()
+    /// The database file and WAL as opened, checked after every write; set once in init.
+    private var files: DatabaseFiles?
+    /// The file found deleted, renamed or replaced, after which every write is refused; guarded
+    /// by `writeLock`.
+    private var movedFile: String?
     public let location: String
 
     /// Opens (creating if needed) and migrates the database at `path`.
@@ -60,6 +65,8 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
         try writer.execute("PRAGMA wal_autocheckpoint = 0")
         try migrate()
         try loadState()
+        // Both files exist now: the migrations and the state just read opened the WAL.
+        files = DatabaseFiles(path: path)
         let turn = checkpointTurn
         checkpointer = try Checkpointer(path: path, durability: durability, restartFrames: walRestartFrames) {
             [writeLock] body in
@@ -415,9 +422,7 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
     }
 
     public func purgeIdempotencyKeys(recordedBefore milliseconds: Int64) throws(StorageError) -> Int {
-        // In a transaction, like every write here: a big delete can spill pages before its
-        // commit, and then SQLite rewrites the commit frame's header after the commit frame, which
-        // only the check after COMMIT in `transaction` writes out at once (see WALWriteGathering).
+        // In a transaction, like every write here.
         try withWriter { connection throws(StorageError) in
             try connection.transaction { () throws(StorageError) -> Int in
                 try connection.withStatement("DELETE FROM idempotency_keys WHERE created_at_ms < ?") {
@@ -428,6 +433,41 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Copies the database with `VACUUM INTO` on a reader connection: one read transaction, so
+    /// the copy is the database as of its start, and writers go on beside it (WAL). SQLite writes
+    /// the copy itself; nothing here opens the live database file.
+    public func backup(to path: String) throws(StorageError) {
+        try withReader { connection throws(StorageError) in
+            try connection.withStatement("VACUUM INTO ?") { vacuum throws(StorageError) in
+                vacuum.bind(1, path)
+                try vacuum.step()
+            }
+        }
+    }
+
+    /// Checks a database file that is not in use (a downloaded backup): SQLite's
+    /// `integrity_check`, and a schema this build understands.
+    ///
+    /// - Returns: how many orders it holds.
+    /// - Throws: ``StorageError`` saying what is wrong.
+    public static func verify(path: String) throws(StorageError) -> Int {
+        let connection = try SQLiteConnection(path: path)
+        defer { connection.close() }
+        let integrity = try connection.withStatement("PRAGMA integrity_check") { check throws(StorageError) in
+            var lines: [String] = []
+            while try check.step() { lines.append(check.string(0)) }
+            return lines
+        }
+        guard integrity == ["ok"] else {
+            throw StorageError(.failed, "integrity check failed: \(integrity.prefix(3).joined(separator: "; "))")
+        }
+        let version = try connection.integerPragma("PRAGMA user_version")
+        guard (1...latestSchemaVersion).contains(version) else {
+            throw StorageError(.schemaTooNew, "schema version \(version) is not one this cupcake knows")
+        }
+        return try connection.integerPragma("SELECT count(*) FROM orders")
     }
 
     public func close() {
@@ -454,7 +494,26 @@ public final class SQLiteOrderStore: OrderStore, @unchecked Sendable {
         writeLock.lock()
         defer { writeLock.unlock() }
         if readersLock.withLock({ closed }) { throw StorageError(.unavailable, "database is closed") }
-        return try body(writer)
+        if let movedFile { throw Self.movedError(movedFile) }
+        let result = try body(writer)
+        // Before anyone is told that the write committed: a commit into a file that has been
+        // deleted or renamed is lost to a restart (see DatabaseFiles).
+        if let moved = files?.moved() {
+            movedFile = moved
+            // Everything committed so far goes into the database file the store has open (if
+            // only the WAL was removed, that saves it), and the WAL is emptied, so that a WAL
+            // left behind under the old name holds nothing to replay into another database.
+            try? writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            throw Self.movedError(moved)
+        }
+        return result
+    }
+
+    private static func movedError(_ path: String) -> StorageError {
+        StorageError(
+            .temporary,
+            "\(path) was deleted, renamed or replaced while the server had it open; no order is stored until "
+                + "cupcake serve is restarted (put the file back first if it was renamed)")
     }
 
     func withReader<T>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {

@@ -8,6 +8,7 @@ public enum CommandLineTool {
         PriceCommand.self,
         OrderCommand.self,
         ServeCommand.self,
+        BackupCommand.self,
         AddressSetCommand.self,
         AddressShowCommand.self,
         AddressClearCommand.self,

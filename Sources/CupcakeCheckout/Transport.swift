@@ -64,8 +64,13 @@ final class Transport: Sendable {
 
     /// Sends with retries; returns a 2xx answer or one whose status is in `passing`, and throws
     /// every other failure as a ``CheckoutError``.
+    ///
+    /// - Parameter destination: when set, a 2xx body is written into this existing file
+    ///   (replacing what it holds) instead of being kept in memory, and the answer's `data` is
+    ///   empty.
     func send(
-        _ request: URLRequest, passing: Set<Int> = [], events: @Sendable (TransportEvent) -> Void
+        _ request: URLRequest, passing: Set<Int> = [], destination: URL? = nil,
+        events: @Sendable (TransportEvent) -> Void
     ) async throws(CheckoutError) -> Answer {
         let policy = RetryPolicy(retries: configuration.retries)
         let total = policy.retries + 1
@@ -73,7 +78,7 @@ final class Transport: Sendable {
         for number in 1...total {
             events(.attempt(number: number, total: total))
             let retryAfter: String?
-            switch await attempt(request) {
+            switch await attempt(request, destination: destination) {
             case .answer(let status, let data, let headers):
                 if (200...299).contains(status) || passing.contains(status) {
                     return Answer(status: status, data: data, attempt: number)
@@ -106,12 +111,12 @@ final class Transport: Sendable {
     }
 
     /// One request with our own deadline.
-    private func attempt(_ request: URLRequest) async -> Outcome {
+    private func attempt(_ request: URLRequest, destination: URL?) async -> Outcome {
         let endpoint = request.url?.absoluteString ?? configuration.endpoint.absoluteString
         let timeout = configuration.timeoutSeconds
         let timedOut = Flag()
         return await withCheckedContinuation { continuation in
-            let task = session.dataTask(with: request) { data, response, error in
+            let finish: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
                 if let error {
                     continuation.resume(
                         returning: .failed(
@@ -129,12 +134,63 @@ final class Transport: Sendable {
                 }
                 continuation.resume(returning: .answer(status: http.statusCode, data: data ?? Data(), headers: headers))
             }
+            let task: URLSessionTask
+            if let destination {
+                task = session.downloadTask(with: request) { location, response, error in
+                    // The temporary file is deleted when this returns: take its bytes now.
+                    guard error == nil, let location else { return finish(nil, response, error) }
+                    let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                    guard (200...299).contains(status) else {
+                        // An error answer is small: read it for its message.
+                        return finish(try? Data(contentsOf: location), response, nil)
+                    }
+                    if let failure = Self.copy(location, into: destination) {
+                        return continuation.resume(returning: .failed(failure))
+                    }
+                    finish(Data(), response, nil)
+                }
+            } else {
+                task = session.dataTask(with: request) { data, response, error in finish(data, response, error) }
+            }
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak task] in
                 guard let task, task.state == .running else { return }
                 timedOut.set()
                 task.cancel()
             }
             task.resume()
+        }
+    }
+
+    /// Copies the file at `source` over the contents of the existing file `destination`, keeping
+    /// the destination's mode (the caller created it private); nil, or why it failed.
+    static func copy(_ source: URL, into destination: URL) -> CheckoutError? {
+        let input = open(source.path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else {
+            return CheckoutError(.temporary, "Cannot read the downloaded file: \(String(cString: strerror(errno)))")
+        }
+        defer { close(input) }
+        let output = open(destination.path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        guard output >= 0 else {
+            return CheckoutError(
+                .configuration, "Cannot write \(destination.path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(output) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count == 0 { return nil }
+            guard count > 0 else {
+                return CheckoutError(.temporary, "Cannot read the downloaded file: \(String(cString: strerror(errno)))")
+            }
+            var written = 0
+            while written < count {
+                let step = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }
+                guard step > 0 else {
+                    return CheckoutError(
+                        .configuration, "Cannot write \(destination.path): \(String(cString: strerror(errno)))")
+                }
+                written += step
+            }
         }
     }
 

@@ -38,7 +38,10 @@ public final class OrderServer: @unchecked Sendable {
         let committer = GroupCommitter(store: store) {
             if let cpu = placement?.commitCPU { ThreadPlacement.pin(thread: 0, to: cpu) }
         }
-        let api = OrderAPI(store: store, committer: committer, apiKey: configuration.apiKey, log: log)
+        let api = OrderAPI(
+            store: store, committer: committer, apiKey: configuration.apiKey, log: log,
+            backupDatabasePath: databasePath)
+        api.backups?.removeLeftovers()
         let http = HTTPServer(
             host: configuration.host, port: configuration.port, limits: limits, handler: api, log: log)
         http.placement = placement

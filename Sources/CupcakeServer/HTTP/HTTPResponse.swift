@@ -6,6 +6,8 @@ public struct HTTPResponse: Sendable {
     public var headers: [(name: String, value: String)]
     private var storedBody: [UInt8]
     private var render: (@Sendable () -> [UInt8])?
+    /// A body sent from a file instead of `body`.
+    public private(set) var file: ResponseFile?
 
     /// The body (rendered now if it was deferred).
     public var body: [UInt8] { render?() ?? storedBody }
@@ -26,6 +28,15 @@ public struct HTTPResponse: Sendable {
         self.headers = headers
         storedBody = []
         self.render = render
+    }
+
+    /// A response whose body is the whole of `file`.
+    public init(status: Int, headers: [(name: String, value: String)] = [], file: ResponseFile) {
+        self.status = status
+        self.headers = headers
+        storedBody = []
+        render = nil
+        self.file = file
     }
 
     /// A JSON answer.

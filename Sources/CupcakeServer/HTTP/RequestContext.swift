@@ -38,10 +38,18 @@ final class RequestContext: @unchecked Sendable {
 @discardableResult
 func queue(_ response: HTTPResponse, on connection: OpaquePointer, context: RequestContext) -> MHD_Result {
     context.status = response.status
-    let body = response.body
-    let mhdResponse = body.withUnsafeBytes { buffer in
-        MHD_create_response_from_buffer(
-            buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+    let mhdResponse: OpaquePointer?
+    if let file = response.file {
+        // libmicrohttpd owns the descriptor from here (it closes it with the response).
+        guard let descriptor = file.take() else { return .NO }
+        mhdResponse = MHD_create_response_from_fd64(UInt64(file.size), descriptor)
+        if mhdResponse == nil { close(descriptor) }
+    } else {
+        let body = response.body
+        mhdResponse = body.withUnsafeBytes { buffer in
+            MHD_create_response_from_buffer(
+                buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+        }
     }
     guard let mhdResponse else { return .NO }
     // withCString, not the implicit String-to-pointer conversion, which copies into a new array.

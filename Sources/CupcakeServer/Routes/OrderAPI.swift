@@ -8,6 +8,7 @@ import Foundation
 /// - `GET /api/cupcakes` lists orders a page at a time (reqres's list shape), filtered and sorted;
 /// - `GET /api/cupcakes/{id}` answers `{"data": order}`; `PATCH` sets `isFavorite`; `DELETE`
 ///   cancels it (204);
+/// - `GET /api/backup` answers a consistent copy of the SQLite database (application/vnd.sqlite3);
 /// - `GET /healthz` answers 200 without an API key.
 ///
 /// Every error is problem+json; anything unexpected becomes a 500 that leaks nothing.
@@ -18,9 +19,13 @@ public final class OrderAPI: HTTPHandler {
     let log: AccessLog
     let inFlight = InFlightKeys()
     let now: @Sendable () -> Int64
+    /// Makes backups, when the store can.
+    let backups: BackupMaker?
 
     /// The collection's path.
     static let collectionPath = "/api/cupcakes"
+    /// The backup's path.
+    static let backupPath = "/api/backup"
     /// The longest Idempotency-Key accepted.
     static let maximumKeyLength = 255
 
@@ -29,10 +34,18 @@ public final class OrderAPI: HTTPHandler {
     ///   - committer: the group-commit writer in front of `store`.
     ///   - apiKey: when set, every /api request must carry it in `x-api-key`.
     ///   - now: the clock, in milliseconds since 1970 UTC.
+    ///   - backupDatabasePath: the database file, when the store can make backups of it
+    ///     (``OrderBackup``): `GET /api/backup` makes them in its folder.
     public init(
         store: any OrderStore, committer: GroupCommitter, apiKey: String?, log: AccessLog,
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        backupDatabasePath: String? = nil
     ) {
+        if let source = store as? any OrderBackup, let backupDatabasePath {
+            backups = BackupMaker(source: source, databasePath: backupDatabasePath)
+        } else {
+            backups = nil
+        }
         self.store = store
         self.committer = committer
         self.apiKey = apiKey
@@ -65,6 +78,11 @@ public final class OrderAPI: HTTPHandler {
             throw Problem.notFound("There is nothing at \(path).")
         }
         try authorize(request)
+        if path == Self.backupPath {
+            try allow(request, ["GET"])
+            try backup(request, respond: respond)
+            return
+        }
         let collection = Self.collectionPath
         if path == collection || path == collection + "/" {
             switch request.method {
@@ -121,6 +139,36 @@ public final class OrderAPI: HTTPHandler {
         writer.endArray()
         writer.endObject()
         respond(.json(200, writer.bytes))
+    }
+
+    // MARK: - GET /api/backup
+
+    private func backup(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws {
+        guard let backups else { throw Problem.notFound("This server's storage makes no backups.") }
+        let started = backups.start { [log] result in
+            switch result {
+            case .success(let file):
+                let stamp = Timestamp.iso8601(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+                    .replacingOccurrences(of: ":", with: "-")
+                respond(
+                    HTTPResponse(
+                        status: 200,
+                        headers: [
+                            ("Content-Type", "application/vnd.sqlite3"),
+                            ("Content-Disposition", "attachment; filename=\"cupcake-backup-\(stamp).sqlite\""),
+                            ("Cache-Control", "no-store"),
+                        ], file: file))
+            case .failure(let error):
+                log.notice("error: backup for request \(request.requestID): \(error)")
+                respond(
+                    error.code == .temporary
+                        ? Problem.storageUnavailable().response
+                        : Problem.internalError(requestID: request.requestID).response)
+            }
+        }
+        guard started else {
+            throw Problem.conflict("A backup is already being made; retry when it is done.")
+        }
     }
 
     // MARK: - PATCH /api/cupcakes/{id}

@@ -1,0 +1,104 @@
+import Foundation
+
+/// Several clients posting orders over kept-alive connections, each with its own
+/// Idempotency-Key, keeping a ledger of what was sent and what was answered: the load the
+/// reliability tests crash, back up and inspect under.
+public final class OrderLoad: @unchecked Sendable {
+    // Safe: `ledger`, `stopped` and `port` are only touched while holding `lock`; the threads
+    // are started and joined by the owner.
+
+    /// One order sent.
+    public struct Sent: Sendable {
+        /// Its Idempotency-Key.
+        public var key: String
+        /// The JSON sent.
+        public var body: String
+        /// The customer name in it (unique per order).
+        public var name: String
+        /// The answer's status; 0 when no answer came (the server died, or the connection broke).
+        public var status: Int
+        /// The id, when answered 201.
+        public var id: String?
+        /// When the request was sent.
+        public var sentAt: Date
+    }
+
+    private let lock = NSLock()
+    private var ledger: [Sent] = []
+    private var stopped = false
+    private var port: Int
+    private let finished = DispatchGroup()
+
+    /// Starts `clients` threads posting to `port`, each at most `perClient` orders, with names
+    /// `"<prefix> C<client> N<number>"`. They run until ``stop()``, or until each has sent its
+    /// orders.
+    public init(port: Int, clients: Int, perClient: Int, prefix: String) {
+        self.port = port
+        for client in 0..<clients {
+            finished.enter()
+            let thread = Thread { [self] in
+                run(client: client, count: perClient, prefix: prefix)
+                finished.leave()
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    /// Points the clients at a new port (a restarted server); they reconnect on their own.
+    public func retarget(port: Int) { lock.withLock { self.port = port } }
+
+    /// Everything sent so far.
+    public var sent: [Sent] { lock.withLock { ledger } }
+
+    /// How many orders were acknowledged with 201 so far.
+    public var acknowledged: Int { lock.withLock { ledger.count { $0.status == 201 } } }
+
+    /// Stops the clients and waits (at most 30 s) for them; returns the ledger.
+    @discardableResult
+    public func stop() -> [Sent] {
+        lock.withLock { stopped = true }
+        _ = finished.wait(timeout: .now() + 30)
+        return sent
+    }
+
+    /// Waits for every client to finish its orders (at most `timeout` seconds).
+    public func wait(timeout: Double) -> Bool {
+        finished.wait(timeout: .now() + timeout) == .success
+    }
+
+    private var isStopped: Bool { lock.withLock { stopped } }
+
+    private func run(client: Int, count: Int, prefix: String) {
+        var socket: TestSocket?
+        var number = 0
+        while number < count, !isStopped {
+            if socket == nil {
+                socket = try? TestSocket(port: lock.withLock { port }, timeout: 10)
+                if socket == nil {
+                    usleep(20_000)  // the server is restarting; the loop is bounded by stop()
+                    continue
+                }
+            }
+            guard let connection = socket else { continue }
+            number += 1
+            let name = "\(prefix) C\(client) N\(number)"
+            let key = "\(prefix)-\(client)-\(number)"
+            let body = HostileCorpus.valid.replacingOccurrences(of: "\"Taylor\"", with: "\"\(name)\"")
+            let head =
+                "POST /api/cupcakes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Idempotency-Key: \(key)\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+            let sentAt = Date()
+            var response: RawHTTP.Response?
+            if (try? connection.send(Data((head + body).utf8))) != nil {
+                response = connection.receiveResponse(deadline: Date().addingTimeInterval(10))
+            }
+            let status = response?.status ?? 0
+            let id = status == 201 ? response?.json?["id"] as? String : nil
+            lock.withLock {
+                ledger.append(Sent(key: key, body: body, name: name, status: status, id: id, sentAt: sentAt))
+            }
+            if response == nil || response?.headers["connection"]?.lowercased() == "close" { socket = nil }
+        }
+    }
+}

@@ -1,4 +1,5 @@
 import CupcakeDomain
+import Foundation
 
 /// The `cupcake` command line: finds the subcommand, parses, validates, runs, and maps every
 /// failure to one message and one exit code. Only `main` exits.
@@ -37,7 +38,6 @@ public enum CommandLineTool {
     ///
     /// - Parameter arguments: the arguments after the program name.
     public static func run(_ arguments: [String], console: Console) async -> Int32 {
-        StandardDescriptors.reserve()
         do {
             try await dispatch(arguments, console: console)
             return ExitCode.success.rawValue
@@ -45,6 +45,29 @@ public enum CommandLineTool {
             report(error, console: console)
             return error.code.rawValue
         }
+    }
+
+    /// Opens descriptors 0, 1 and 2 on /dev/null where they are closed (see
+    /// `StandardDescriptors`); the executable calls it before anything else.
+    public static func reserveStandardDescriptors() {
+        StandardDescriptors.reserve()
+    }
+
+    /// Runs the command line on a task and blocks the calling thread until it is done; for a
+    /// synchronous `main`.
+    public static func runAndWait(_ arguments: [String], console: Console) -> Int32 {
+        final class Outcome: @unchecked Sendable {
+            // Safe: written once by the task before `done` is signalled, read after the wait.
+            var status: Int32 = 0
+        }
+        let outcome = Outcome()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            outcome.status = await run(arguments, console: console)
+            done.signal()
+        }
+        done.wait()
+        return outcome.status
     }
 
     /// The one place an error becomes text on standard error.

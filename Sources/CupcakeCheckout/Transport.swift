@@ -184,7 +184,9 @@ final class Transport: Sendable {
             }
             var written = 0
             while written < count {
-                let step = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }
+                let step = buffer.withUnsafeBytes { bytes in
+                    bytes.baseAddress.map { write(output, $0 + written, count - written) } ?? -1
+                }
                 guard step > 0 else {
                     return CheckoutError(
                         .configuration, "Cannot write \(destination.path): \(String(cString: strerror(errno)))")

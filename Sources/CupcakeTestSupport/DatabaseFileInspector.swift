@@ -51,6 +51,22 @@ public struct DatabaseFileInspector: Sendable {
         }
     }
 
+    /// The descriptors process `pid` has open on `file`, each with whether it is close-on-exec
+    /// (from /proc/PID/fdinfo: a descriptor without it would outlive an exec in a child).
+    public static func descriptors(of pid: Int32, on file: String) -> [(descriptor: Int, closeOnExec: Bool)] {
+        let folder = "/proc/\(pid)/fd"
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return entries.compactMap { entry in
+            guard let number = Int(entry),
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + entry)) == file,
+                let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(entry)", encoding: .utf8),
+                let flags = info.split(separator: "\n").first(where: { $0.hasPrefix("flags:") })
+                    .flatMap({ Int($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) })
+            else { return nil }
+            return (number, flags & 0o2_000_000 != 0)
+        }
+    }
+
     /// Runs SQL with the `sqlite3` shell on `file` (default: this database), with a 0.2 s busy
     /// timeout.
     public func sqlite3(_ sql: String, file: String? = nil) throws -> ProcessRunner.Result {

@@ -102,3 +102,45 @@ public final class OrderLoad: @unchecked Sendable {
         }
     }
 }
+
+extension OrderLoad {
+    /// What replaying one order answered.
+    public struct Replay: Sendable {
+        /// The order replayed.
+        public var sent: Sent
+        /// The answer's status (0: none).
+        public var status: Int
+        /// The id answered.
+        public var id: String?
+        /// Whether the server said it was a replay (`Idempotent-Replayed: true`).
+        public var replayed: Bool
+    }
+
+    /// Sends every order again with its own key, over `clients` kept-alive connections.
+    public static func replay(_ orders: [Sent], port: Int, clients: Int = 8) -> [Replay] {
+        let chunks = stride(from: 0, to: orders.count, by: max(1, (orders.count + clients - 1) / clients)).map {
+            Array(orders[$0..<min($0 + (orders.count + clients - 1) / clients, orders.count)])
+        }
+        let results = Parallel.run(chunks.count, timeout: 600) { index -> [Replay] in
+            var socket = try? TestSocket(port: port, timeout: 10)
+            var answers: [Replay] = []
+            for sent in chunks[index] {
+                if socket == nil { socket = try? TestSocket(port: port, timeout: 10) }
+                let head =
+                    "POST /api/cupcakes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Idempotency-Key: \(sent.key)\r\nContent-Length: \(sent.body.utf8.count)\r\n\r\n"
+                var response: RawHTTP.Response?
+                if let socket, (try? socket.send(Data((head + sent.body).utf8))) != nil {
+                    response = socket.receiveResponse(deadline: Date().addingTimeInterval(10))
+                }
+                if response == nil { socket = nil }
+                answers.append(
+                    Replay(
+                        sent: sent, status: response?.status ?? 0, id: response?.json?["id"] as? String,
+                        replayed: response?.headers["idempotent-replayed"] == "true"))
+            }
+            return answers
+        }
+        return results.flatMap { $0 ?? [] }
+    }
+}

@@ -87,7 +87,7 @@ import Testing
         #expect(response.header("Retry-After") == "5")
         #expect(response.header("Content-Type") == "application/problem+json")
         let text = String(decoding: response.body, as: UTF8.self)
-        #expect(text.contains("nothing was stored"))
+        #expect(text.contains("cannot store orders right now"))
         #expect(!text.lowercased().contains("sqlite"))
         #expect(stored == 0)
         #expect(logged.waitFor(containing: "error: request r-9: storage temporary: database or disk is full"))

@@ -12,6 +12,12 @@ import Testing
     ) throws {
         let inspector = DatabaseFileInspector(path: path)
         #expect(inspector.lockHolders == [pid], "the server no longer holds its lock", sourceLocation: sourceLocation)
+        // No descriptor of the database or its WAL would outlive an exec (the server never forks).
+        let descriptors =
+            DatabaseFileInspector.descriptors(of: pid, on: path)
+            + DatabaseFileInspector.descriptors(of: pid, on: path + "-wal")
+        #expect(descriptors.count >= 2, sourceLocation: sourceLocation)
+        #expect(descriptors.allSatisfy { $0.closeOnExec }, "\(descriptors)", sourceLocation: sourceLocation)
         let wal = DatabaseFileInspector.identity(path + "-wal")
         let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
 
@@ -44,7 +50,8 @@ import Testing
                     print('refused:', e)
                 """, path,
             ], timeout: 30)
-        #expect(python.stdout.hasPrefix("refused: database is locked"), "\(python.stdout)", sourceLocation: sourceLocation)
+        #expect(
+            python.stdout.hasPrefix("refused: database is locked"), "\(python.stdout)", sourceLocation: sourceLocation)
 
         // The WAL is the same file, still linked, not shortened.
         #expect(DatabaseFileInspector.identity(path + "-wal") == wal, sourceLocation: sourceLocation)

@@ -51,7 +51,8 @@ struct BackupCommand: Command {
         do {
             orders = try SQLiteOrderStore.verify(path: partial.path)
         } catch {
-            throw CLIError(.protocol, "The answer from \(client.url.absoluteString) is not a usable database: \(error.message).")
+            throw CLIError(
+                .protocol, "The answer from \(client.url.absoluteString) is not a usable database: \(error.message).")
         }
         try PrivateFile.replace(file, with: partial)
         keep = true

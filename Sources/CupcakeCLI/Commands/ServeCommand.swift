@@ -79,6 +79,7 @@ struct ServeCommand: Command {
     }
 
     func run(console: Console) async throws(CLIError) {
+        let shutdown = ShutdownSignal.install()
         let log = AccessLog(enabled: configuration.accessLog, write: console.err)
         let server: OrderServer
         do {
@@ -94,7 +95,7 @@ struct ServeCommand: Command {
                 + "\(server.workers) workers\(server.threadsPinned ? " pinned" : ""))"
         )
         log.flush()
-        let signal = await ShutdownSignal.wait()
+        let signal = await shutdown.wait()
         log.notice("cupcake serve: \(signal) received; finishing requests in flight")
         server.shutdown()
         log.notice("cupcake serve: stopped")

@@ -9,3 +9,9 @@ extern int pthread_setname_np(pthread_t thread, const char *name);
 static inline int cupcake_sqlite_disable_memstatus(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
+
+/* sqlite3_db_config is variadic too: after a failed fsync the store closes its connections
+   without SQLite's checkpoint-on-close, which would otherwise copy the WAL and delete it. */
+static inline int cupcake_sqlite_no_checkpoint_on_close(sqlite3 *db) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
+}

@@ -9,34 +9,49 @@ import Foundation
 /// every frame; under continuous writes the writer is always already past that point, and the
 /// WAL grew by 2 GB in 20 s of load. So when the WAL passes `restartFrames` (16 MiB), the
 /// checkpointer holds the store's write lock for one more PASSIVE pass, which copies the few
-/// frames written since the first one; the next commit then starts the WAL over.
+/// frames written since the pass before; the next commit then starts the WAL over.
 ///
-/// Everything here goes through SQLite (`sqlite3_wal_checkpoint_v2`): this thread never opens,
-/// syncs or closes the database or its WAL itself. It used to, to start the WAL's write-back
-/// early and to fsync the database before the locked pass, and closing that descriptor of the
-/// database dropped the process's POSIX lock on it (closing any descriptor of a file drops every
-/// lock the process holds on it), so after the first WAL restart a second server could open the
-/// file and acknowledged orders were lost (docs/RELIABILITY.md, "The database lock"). The
-/// reliability suite's `DatabaseLockTests` read `/proc/locks` after several WAL restarts.
+/// That locked pass is the one that completes the checkpoint, so it fsyncs the database, and
+/// left alone that fsync wrote out every page the cycle's earlier passes had copied (2.2 ms with
+/// writes held off, four times a second). So the database is fsynced first, outside the lock,
+/// through the checkpoint connection's own SQLite file handle (`syncDatabaseFile`); the locked
+/// pass then has only its own few pages to write.
+///
+/// Nothing here opens, syncs or closes the database or its WAL by a descriptor of its own.
+/// It once did, and closing that descriptor of the database dropped the process's POSIX lock
+/// (closing any descriptor of a file drops every lock the process holds on it), so after the
+/// first WAL restart a second server could open the file and acknowledged orders were lost
+/// (docs/RELIABILITY.md, "SQLite's hazards"; `DatabaseLockTests`).
+///
+/// **A failed sync stops the checkpoints for good, and with them every write** (``failure``;
+/// the store then answers 503 until restarted). The kernel reports a write-back error once
+/// per open file: after a failed fsync the next one on the same descriptor succeeds although
+/// the pages never reached the disk, and a checkpoint that then completed would let the next
+/// commit overwrite the WAL frames those pages came from. Stopping keeps the WAL whole; a
+/// restart copies it into the database again. `FailingSyncTests` runs this with fsync failing.
 final class Checkpointer: @unchecked Sendable {
-    // Safe: `stopping` and `finished` are only touched while holding `condition`; `connection`
-    // is used only by the checkpoint thread until it has exited, then by stop().
+    // Safe: `stopping`, `finished` and `storedFailure` are only touched while holding
+    // `condition`; `connection` is used only by the checkpoint thread until it has exited, then
+    // by stop().
     private let connection: SQLiteConnection
     private let condition = NSCondition()
     private var stopping = false
     private var finished = false
+    private var storedFailure: StorageError?
     private let interval: TimeInterval
+    private let walSyncInterval: TimeInterval
     private let restartFrames: Int
     private let exclusively: @Sendable (() -> Void) -> Void
 
     /// - Parameter exclusively: runs a body with the store's writes held off.
     init(
-        path: String, durability: Durability, interval: TimeInterval = 0.25, restartFrames: Int = 4096,
-        exclusively: @escaping @Sendable (() -> Void) -> Void
+        path: String, durability: Durability, interval: TimeInterval = 0.25, walSyncInterval: TimeInterval = 0.01,
+        restartFrames: Int = 4096, exclusively: @escaping @Sendable (() -> Void) -> Void
     ) throws(StorageError) {
         self.restartFrames = restartFrames
         self.exclusively = exclusively
         self.interval = interval
+        self.walSyncInterval = min(walSyncInterval, interval)
         connection = try SQLiteConnection(path: path)
         // FULL durability fsyncs checkpoints as SQLite's FULL mode does; process durability keeps
         // NORMAL, which still fsyncs a checkpoint (skipping it let dirty pages pile up until the
@@ -53,36 +68,72 @@ final class Checkpointer: @unchecked Sendable {
         thread.start()
     }
 
+    /// Why checkpoints stopped (a failed read, write or fsync), or nil while they run.
+    var failure: StorageError? {
+        condition.lock()
+        defer { condition.unlock() }
+        return storedFailure
+    }
+
     private func run() {
         condition.lock()
-        while !stopping {
+        while !stopping, storedFailure == nil {
             let checkpointAt = Date().addingTimeInterval(interval)
-            while !stopping, Date() < checkpointAt {
-                _ = condition.wait(until: checkpointAt)
+            while !stopping, storedFailure == nil, Date() < checkpointAt {
+                _ = condition.wait(until: min(checkpointAt, Date().addingTimeInterval(walSyncInterval)))
+                if stopping { break }
+                condition.unlock()
+                let synced = connection.syncWALFile()
+                condition.lock()
+                if let failed = Self.fatal(synced, "the WAL's fsync") { storedFailure = failed }
             }
-            if stopping { break }
+            if stopping || storedFailure != nil { break }
             condition.unlock()
-            // Even a pass that copied everything leaves the WAL growing: the writer was already
-            // in its next transaction. One more pass with the writer held off completes at a
-            // moment when no transaction is open, so the next commit starts the WAL over.
-            if let (log, _) = connection.checkpointPassive(), log > restartFrames {
-                // Catch up without the lock first: each pass copies what arrived during the one
-                // before, so the pass with writes held off has only a few frames left to copy.
-                for _ in 0..<4 {
-                    let start = DispatchTime.now().uptimeNanoseconds
-                    _ = connection.checkpointPassive()
-                    if DispatchTime.now().uptimeNanoseconds - start < 500_000 { break }
-                }
-                exclusively { _ = self.connection.checkpointPassive() }
-            }
+            let failed = cycle()
             condition.lock()
+            if let failed { storedFailure = failed }
         }
         finished = true
         condition.broadcast()
         condition.unlock()
     }
 
-    /// Stops the thread (waiting for a checkpoint in progress), runs a last checkpoint, closes.
+    /// One checkpoint, and the WAL restart when it is due; a failure that stops everything.
+    private func cycle() -> StorageError? {
+        // Even a pass that copied everything leaves the WAL growing: the writer was already in
+        // its next transaction. One more pass with the writer held off completes at a moment
+        // when no transaction is open, so the next commit starts the WAL over.
+        let first = connection.checkpointPassive()
+        if let failed = Self.fatal(first.code, "a checkpoint") { return failed }
+        guard first.code == SQLITE_OK, first.logFrames > restartFrames else { return nil }
+        // Catch up without the lock first: each pass copies what arrived during the one before,
+        // so the pass with writes held off has only a few frames left to copy.
+        for _ in 0..<4 {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let pass = connection.checkpointPassive()
+            if let failed = Self.fatal(pass.code, "a checkpoint") { return failed }
+            if DispatchTime.now().uptimeNanoseconds - start < 500_000 { break }
+        }
+        if let failed = Self.fatal(connection.syncDatabaseFile(), "the database file's fsync") { return failed }
+        let caughtUp = connection.checkpointPassive()
+        if let failed = Self.fatal(caughtUp.code, "a checkpoint") { return failed }
+        var locked = CSQLite.SQLITE_OK
+        exclusively { locked = self.connection.checkpointPassive().code }
+        return Self.fatal(locked, "a checkpoint")
+    }
+
+    /// A failure that must stop the checkpoints: any I/O error (a busy or locked database, or a
+    /// full disk, is tried again next time; nothing was counted as copied).
+    private static func fatal(_ code: Int32, _ what: String) -> StorageError? {
+        guard code & 0xff == SQLITE_IOERR else { return nil }
+        return StorageError(
+            .temporary,
+            "\(what) failed (SQLite \(code)), so the database may not hold what the WAL does; no order is "
+                + "stored until cupcake serve is restarted on a healthy disk (every acknowledged order is in the WAL)")
+    }
+
+    /// Stops the thread (waiting for a checkpoint in progress), runs a last checkpoint unless
+    /// one failed, closes.
     func stop() {
         condition.lock()
         guard !stopping else {
@@ -92,8 +143,9 @@ final class Checkpointer: @unchecked Sendable {
         stopping = true
         condition.broadcast()
         while !finished { condition.wait() }
+        let failed = storedFailure != nil
         condition.unlock()
-        try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if !failed { try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         connection.close()
     }
 }

@@ -42,6 +42,12 @@ final class SQLiteConnection {
 
     deinit { close() }
 
+    /// Makes ``close()`` leave the WAL as it is: no checkpoint, no delete, as if the process
+    /// had been killed. For a database whose fsync failed (see `Checkpointer`).
+    func keepWALOnClose() {
+        if let handle { _ = cupcake_sqlite_no_checkpoint_on_close(handle) }
+    }
+
     func close() {
         statements.values.forEach { $0.finalize() }
         statements.removeAll()
@@ -154,15 +160,52 @@ final class SQLiteConnection {
         }
     }
 
-    /// Runs a PASSIVE checkpoint; returns the WAL's frame count and how many are now copied.
-    func checkpointPassive() -> (logFrames: Int, copiedFrames: Int)? {
-        guard let handle else { return nil }
+    /// What a PASSIVE checkpoint did: SQLite's result code, the WAL's frame count and how many
+    /// frames are now copied into the database file.
+    struct CheckpointResult {
+        var code: Int32
+        var logFrames: Int
+        var copiedFrames: Int
+    }
+
+    /// Runs a PASSIVE checkpoint.
+    func checkpointPassive() -> CheckpointResult {
+        guard let handle else { return CheckpointResult(code: SQLITE_MISUSE, logFrames: 0, copiedFrames: 0) }
         var log: Int32 = 0
         var copied: Int32 = 0
-        guard sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied) == SQLITE_OK else {
-            return nil
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
+        return CheckpointResult(code: code, logFrames: Int(log), copiedFrames: Int(copied))
+    }
+
+    /// Writes the database file's dirty pages out and waits for them, through this
+    /// connection's own SQLite file handle (`SQLITE_FCNTL_FILE_POINTER`, then the VFS's `xSync`):
+    /// no descriptor is opened or closed. Returns SQLite's result code.
+    ///
+    /// The caller must treat a failure as final for the database: the kernel reports a
+    /// write-back error once per open file, so after this call has seen it, SQLite's own next
+    /// fsync on the same descriptor would succeed and SQLite would count pages as written that
+    /// never reached the disk (see `Checkpointer`).
+    func syncDatabaseFile() -> Int32 {
+        sync(SQLITE_FCNTL_FILE_POINTER)
+    }
+
+    /// The same for this connection's WAL file; `SQLITE_OK` while the connection has no WAL
+    /// open yet (it opens it at its first read).
+    func syncWALFile() -> Int32 {
+        sync(SQLITE_FCNTL_JOURNAL_POINTER)
+    }
+
+    private func sync(_ pointer: Int32) -> Int32 {
+        guard let handle else { return SQLITE_MISUSE }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        let code = sqlite3_file_control(handle, "main", pointer, &file)
+        if code == SQLITE_OK, pointer == SQLITE_FCNTL_JOURNAL_POINTER, file?.pointee.pMethods == nil {
+            return SQLITE_OK
         }
-        return (Int(log), Int(copied))
+        guard code == SQLITE_OK, let file, let sync = file.pointee.pMethods?.pointee.xSync else {
+            return code == SQLITE_OK ? SQLITE_MISUSE : code
+        }
+        return sync(file, SQLITE_SYNC_NORMAL)
     }
 
     var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }

@@ -471,14 +471,22 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
     }
 
     public func close() {
+        // After a failed fsync nothing may checkpoint (see Checkpointer), SQLite's own
+        // checkpoint when the last connection closes included: the WAL stays whole, and the next
+        // start copies it into the database again.
+        let failed = checkpointer?.failure != nil
         checkpointer?.stop()
         writeLock.withLock {
             readersLock.withLock {
                 guard !closed else { return }
                 closed = true
-                readers.forEach { $0.close() }
+                readers.forEach {
+                    if failed { $0.keepWALOnClose() }
+                    $0.close()
+                }
                 readers.removeAll()
             }
+            if failed { writer.keepWALOnClose() }
             writer.close()
         }
     }
@@ -495,6 +503,7 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
         defer { writeLock.unlock() }
         if readersLock.withLock({ closed }) { throw StorageError(.unavailable, "database is closed") }
         if let movedFile { throw Self.movedError(movedFile) }
+        if let failure = checkpointer?.failure { throw failure }
         let result = try body(writer)
         // Before anyone is told that the write committed: a commit into a file that has been
         // deleted or renamed is lost to a restart (see DatabaseFiles).
@@ -541,7 +550,10 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
             readers.append(connection)
             return true
         }
-        if !keep { connection.close() }
+        if !keep {
+            if checkpointer?.failure != nil { connection.keepWALOnClose() }
+            connection.close()
+        }
     }
 }
 

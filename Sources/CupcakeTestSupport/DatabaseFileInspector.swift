@@ -18,6 +18,15 @@ public struct DatabaseFileInspector: Sendable {
         return header[12..<16].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
     }
 
+    /// Waits until the WAL's restart count reaches `count` (at most `timeout` seconds, polling
+    /// every `poll` seconds); returns the count then.
+    @discardableResult
+    public func waitForWALRestarts(_ count: UInt32, timeout: Double = 120, poll: Double = 0.005) -> UInt32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline, (walRestarts ?? 0) < count { usleep(useconds_t(poll * 1_000_000)) }
+        return walRestarts ?? 0
+    }
+
     /// The processes holding a POSIX lock on the database file, from `/proc/locks`.
     public var lockHolders: [Int32] {
         var info = stat()

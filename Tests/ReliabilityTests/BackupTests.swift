@@ -12,9 +12,8 @@ import Testing
         let inspector = DatabaseFileInspector(path: path)
         let first = inspector.walRestarts ?? 0
         let load = OrderLoad(port: server.port, clients: 8, perClient: 50_000, prefix: "backup")
-        // Past a WAL restart, so the copy needs both the database file and the WAL. Bounded.
-        let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline, (inspector.walRestarts ?? 0) < first + 2 { usleep(10_000) }
+        // Past a WAL restart, so the copy needs both the database file and the WAL.
+        inspector.waitForWALRestarts(first + 2)
         let acknowledgedBefore = load.sent.filter { $0.status == 201 }
         let backupFile = directory.path("copy.sqlite")
         let backup = try ProcessRunner.cupcake(

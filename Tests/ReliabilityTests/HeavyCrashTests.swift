@@ -13,14 +13,10 @@ import Testing
         let inspector = DatabaseFileInspector(path: path)
         let first = inspector.walRestarts ?? 0
         let load = OrderLoad(port: server.port, clients: 8, perClient: 50_000, prefix: "heavy")
-        // Bounded: five restarts take seconds; 120 s is a failure.
-        var deadline = Date().addingTimeInterval(120)
-        while Date() < deadline, (inspector.walRestarts ?? 0) < first + 5 { usleep(5_000) }
-        // Then the next restart, and the kill at once: the WAL has just been started over, the
-        // database file has just been checkpointed into.
-        let before = inspector.walRestarts ?? 0
-        deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, (inspector.walRestarts ?? 0) == before { usleep(200) }
+        // Five restarts take seconds (120 s is a failure); then the next one, and the kill at
+        // once: the WAL has just been started over, the database just checkpointed into.
+        let before = inspector.waitForWALRestarts(first + 5)
+        inspector.waitForWALRestarts(before + 1, timeout: 60, poll: 0.0002)
         server.kill9()
         let restarts = (inspector.walRestarts ?? 0) - first
         let sent = load.stop()

@@ -24,13 +24,20 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // OpenSSL's libcrypto: SHA-256 of receipt tokens, which the server keeps only hashed.
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
 
         // Domain: the Order, its rules and its price. No I/O.
         .target(name: "CupcakeDomain"),
         // Storage: the OrderStore protocol and its SQLite engine.
         .target(name: "CupcakeStorage", dependencies: ["CupcakeDomain", "CSQLite"]),
         // Server: the reqres-compatible HTTP endpoint on libmicrohttpd.
-        .target(name: "CupcakeServer", dependencies: ["CupcakeDomain", "CupcakeStorage", "CMicroHTTPD"]),
+        .target(
+            name: "CupcakeServer", dependencies: ["CupcakeDomain", "CupcakeStorage", "CMicroHTTPD", "CCrypto"]),
         // Checkout: the client that places an order with an endpoint.
         .target(name: "CupcakeCheckout", dependencies: ["CupcakeDomain"]),
         // CLI: argument parsing and the commands, testable in-process.

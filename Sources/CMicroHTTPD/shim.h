@@ -52,3 +52,29 @@ static inline int cupcake_pin_thread(pid_t thread, int cpu) {
   mask[cpu / (8 * sizeof(unsigned long))] = 1UL << (cpu % (8 * sizeof(unsigned long)));
   return sched_setaffinity(thread, sizeof mask, mask);
 }
+
+#include <arpa/inet.h>
+
+/* The client's address as text (IPv4, or IPv6 without brackets) into `buffer` (at least 46
+   bytes); 1 on success. An IPv4-mapped IPv6 address is written as IPv4. */
+static inline int cupcake_format_address(const struct sockaddr *address, char *buffer, socklen_t size) {
+  if (address == 0) return 0;
+  if (address->sa_family == AF_INET) {
+    return inet_ntop(AF_INET, &((const struct sockaddr_in *) address)->sin_addr, buffer, size) != 0;
+  }
+  if (address->sa_family == AF_INET6) {
+    const struct in6_addr *six = &((const struct sockaddr_in6 *) address)->sin6_addr;
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    int isMapped = 1;
+    for (int i = 0; i < 12; i++) if (six->s6_addr[i] != mapped[i]) isMapped = 0;
+    if (isMapped) return inet_ntop(AF_INET, &six->s6_addr[12], buffer, size) != 0;
+    return inet_ntop(AF_INET6, six, buffer, size) != 0;
+  }
+  return 0;
+}
+
+static inline int cupcake_connection_client_address(struct MHD_Connection *connection, char *buffer, socklen_t size) {
+  const union MHD_ConnectionInfo *info =
+    MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  return info ? cupcake_format_address(info->client_addr, buffer, size) : 0;
+}

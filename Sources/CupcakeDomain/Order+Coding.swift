@@ -64,6 +64,13 @@ extension Order {
             return order
         }
         let bytes = Data(data)
+        // The fast path refuses a repeated key; here it is an error of its own (see
+        // JSONDuplicateKeys), before JSONDecoder would quietly keep the first value.
+        if let key = JSONDuplicateKeys.first(in: bytes),
+            (try? JSONSerialization.jsonObject(with: bytes, options: .fragmentsAllowed)) != nil
+        {
+            throw OrderDecodingError(kind: .duplicateKey(key))
+        }
         do {
             return try JSONDecoder().decode(Order.self, from: bytes)
         } catch {

@@ -54,9 +54,12 @@ extension Order {
         if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return "must not contain control characters"
         }
-        let count = value.count
-        if count > Order.maximumFieldLength {
-            return "must be at most \(Order.maximumFieldLength) characters, got \(count)"
+        let scalars = value.unicodeScalars.count
+        if scalars > Order.maximumFieldLength {
+            return "must be at most \(Order.maximumFieldLength) characters (Unicode scalars), got \(scalars)"
+        }
+        if utf8.count > Order.maximumFieldBytes {
+            return "must be at most \(Order.maximumFieldBytes) bytes in UTF-8, got \(utf8.count)"
         }
         return nil
     }

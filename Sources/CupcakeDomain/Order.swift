@@ -8,8 +8,11 @@
 public struct Order: Sendable, Hashable {
     /// The smallest and largest quantity the app's stepper allows.
     public static let quantityRange = 3...20
-    /// The longest an address field may be, in characters.
+    /// The longest an address field may be, in Unicode scalars (not characters: one character
+    /// can hold thousands of combining marks).
     public static let maximumFieldLength = 100
+    /// The longest an address field may be, in UTF-8 bytes.
+    public static let maximumFieldBytes = 400
 
     /// The cake type's index (0 Vanilla, 1 Strawberry, 2 Chocolate, 3 Rainbow).
     public var type: Int

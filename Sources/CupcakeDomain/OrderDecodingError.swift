@@ -21,6 +21,8 @@ public struct OrderDecodingError: Error, Sendable, Equatable, CustomStringConver
         case unreadable(reason: String)
         /// Valid JSON, but not an object.
         case notAnObject(found: String)
+        /// An object with the same key twice (JSON leaves its meaning undefined).
+        case duplicateKey(String)
         /// An object whose keys break the wire format.
         case keys([KeyProblem])
     }
@@ -31,7 +33,7 @@ public struct OrderDecodingError: Error, Sendable, Equatable, CustomStringConver
     /// Whether the body was not JSON at all (as opposed to JSON that is not an order).
     public var isMalformed: Bool {
         switch kind {
-        case .malformed, .unreadable, .notAnObject: true
+        case .malformed, .unreadable, .notAnObject, .duplicateKey: true
         case .keys: false
         }
     }
@@ -44,6 +46,8 @@ public struct OrderDecodingError: Error, Sendable, Equatable, CustomStringConver
             "malformed JSON: \(reason)"
         case .notAnObject(let found):
             "an order must be a JSON object, found \(found)"
+        case .duplicateKey(let key):
+            "the key '\(key)' appears twice in one object"
         case .keys(let problems):
             problems.map(\.description).joined(separator: "; ")
         }

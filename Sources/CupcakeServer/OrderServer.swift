@@ -10,6 +10,7 @@ public final class OrderServer: @unchecked Sendable {
     private let store: any OrderStore
     private let committer: GroupCommitter
     private let purge: any DispatchSourceTimer
+    private let limitsSummary: any DispatchSourceTimer
     /// Where the service listens, e.g. `http://127.0.0.1:8080`.
     public let baseURL: String
     /// The port bound.
@@ -32,6 +33,8 @@ public final class OrderServer: @unchecked Sendable {
         limits.idleTimeoutSeconds = configuration.idleTimeoutSeconds
         limits.requestTimeoutSeconds = configuration.requestTimeoutSeconds
         limits.threads = configuration.threads
+        limits.connectionsPerClient = configuration.connectionsPerClient
+        limits.trustedProxies = Set(configuration.trustedProxies)
         let placement =
             configuration.pinThreads
             ? ThreadPlacement(workers: limits.workerThreads, allowed: ThreadPlacement.allowedCPUs()) : nil
@@ -39,7 +42,7 @@ public final class OrderServer: @unchecked Sendable {
             if let cpu = placement?.commitCPU { ThreadPlacement.pin(thread: 0, to: cpu) }
         }
         let api = OrderAPI(
-            store: store, committer: committer, apiKey: configuration.apiKey, log: log,
+            store: store, committer: committer, access: configuration.access, log: log,
             backupDatabasePath: databasePath)
         api.backups?.removeLeftovers()
         let http = HTTPServer(
@@ -62,6 +65,12 @@ public final class OrderServer: @unchecked Sendable {
         }
         purge.resume()
         self.purge = purge
+        // What the abuse limits turned away, in one line every 10 s when anything was.
+        let limitsSummary = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        limitsSummary.schedule(deadline: .now() + .seconds(10), repeating: .seconds(10), leeway: .seconds(1))
+        limitsSummary.setEventHandler { [log] in log.summarizeLimits() }
+        limitsSummary.resume()
+        self.limitsSummary = limitsSummary
         self.store = store
         self.committer = committer
         self.http = http
@@ -72,6 +81,7 @@ public final class OrderServer: @unchecked Sendable {
     /// Stops accepting, finishes requests in flight, commits what is queued, closes the database.
     public func shutdown() {
         purge.cancel()
+        limitsSummary.cancel()
         http.shutdown()
         committer.shutdown()
         store.close()

@@ -9,8 +9,24 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var port = 8080
     /// The SQLite file; `nil` means `$XDG_DATA_HOME/cupcake/orders.sqlite`.
     public var database: String?
-    /// When set, /api requests need it in `x-api-key`.
+    /// The app's key (`x-api-key`): place orders, and reach one order with its receipt token.
     public var apiKey: String?
+    /// The shop's key (`x-api-key`): everything.
+    public var staffKey: String?
+    /// Serve without keys on an address other than loopback, answering any `Host`.
+    public var insecureNoKeys = false
+    /// Web origins whose pages may call the API (CORS), e.g. `https://shop.example`.
+    public var corsOrigins: [String] = []
+    /// Proxies (addresses) whose `X-Forwarded-For` names the client.
+    public var trustedProxies: [String] = []
+    /// Most connections at once from one client address.
+    public var connectionsPerClient = 64
+    /// POSTs per second per client address, sustained; 0 is no limit.
+    public var postsPerSecondPerClient = 0.0
+    /// POSTs a client address may make at once before the rate applies.
+    public var postBurstPerClient = 20
+    /// Wrong or missing keys per minute from one client address before it gets 429.
+    public var failedKeysPerMinute = 20
     /// Largest body accepted, in bytes.
     public var bodyLimitBytes = 64 * 1024
     /// Most connections at once.
@@ -34,9 +50,36 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// The keys a server config file may hold.
     static let keys: Set<String> = [
-        "host", "port", "database", "apiKey", "bodyLimitBytes", "connectionLimit", "idleTimeoutSeconds",
-        "requestTimeoutSeconds", "threads", "pinThreads", "durability", "accessLog",
+        "host", "port", "database", "apiKey", "staffKey", "insecureNoKeys", "corsOrigins", "trustedProxies",
+        "connectionsPerClient", "postsPerSecondPerClient", "postBurstPerClient", "failedKeysPerMinute",
+        "bodyLimitBytes", "connectionLimit", "idleTimeoutSeconds", "requestTimeoutSeconds", "threads", "pinThreads",
+        "durability", "accessLog",
     ]
+
+    /// Who may do what, from these settings.
+    public var access: AccessPolicy {
+        var policy = AccessPolicy()
+        policy.appKey = apiKey
+        policy.staffKey = staffKey
+        policy.insecureNoKeys = insecureNoKeys
+        policy.corsOrigins = corsOrigins
+        policy.trustedProxies = trustedProxies
+        policy.postsPerSecondPerClient = postsPerSecondPerClient
+        policy.postBurstPerClient = postBurstPerClient
+        policy.failedKeysPerMinute = failedKeysPerMinute
+        return policy
+    }
+
+    /// Why these settings must not be served (listening beyond loopback with no key), or nil.
+    public var refusal: String? {
+        guard apiKey == nil, staffKey == nil, !insecureNoKeys, !ClientAddress.isLoopbackListen(host) else {
+            return nil
+        }
+        return
+            "Listening on \(host) without keys would let anyone who can reach it read and cancel every order. "
+            + "Set --api-key and --staff-key (or apiKey and staffKey in the config file), or pass "
+            + "--insecure-no-keys to serve it open on purpose."
+    }
 
     /// Applies a config file's JSON object over these values.
     ///
@@ -73,6 +116,36 @@ public struct ServerConfiguration: Sendable, Equatable {
         if let port = try integer("port", 0...65535) { self.port = port }
         if let database = try string("database") { self.database = database }
         if let apiKey = try string("apiKey") { self.apiKey = apiKey.isEmpty ? nil : apiKey }
+        if let staffKey = try string("staffKey") { self.staffKey = staffKey.isEmpty ? nil : staffKey }
+        func strings(_ key: String) throws(ConfigurationError) -> [String]? {
+            guard let value = object[key], !(value is NSNull) else { return nil }
+            guard let list = value as? [Any], let texts = list as? [String] else {
+                throw ConfigurationError("'\(key)' must be an array of strings")
+            }
+            return texts
+        }
+        if let origins = try strings("corsOrigins") {
+            for origin in origins where !Self.isOrigin(origin) {
+                throw ConfigurationError(
+                    "'corsOrigins' holds '\(origin)', which is not an origin such as https://shop.example")
+            }
+            corsOrigins = origins
+        }
+        if let proxies = try strings("trustedProxies") {
+            for proxy in proxies where !ClientAddress.isAddress(proxy) {
+                throw ConfigurationError("'trustedProxies' holds '\(proxy)', which is not an IP address")
+            }
+            trustedProxies = proxies
+        }
+        if let limit = try integer("connectionsPerClient", 1...100_000) { connectionsPerClient = limit }
+        if let burst = try integer("postBurstPerClient", 1...100_000) { postBurstPerClient = burst }
+        if let limit = try integer("failedKeysPerMinute", 1...100_000) { failedKeysPerMinute = limit }
+        if let value = object["postsPerSecondPerClient"], !(value is NSNull) {
+            guard let number = value as? NSNumber, String(cString: number.objCType) != "c",
+                number.doubleValue >= 0, number.doubleValue <= 100_000
+            else { throw ConfigurationError("'postsPerSecondPerClient' must be a number in 0...100000 (0: no limit)") }
+            postsPerSecondPerClient = number.doubleValue
+        }
         if let limit = try integer("bodyLimitBytes", 1...(64 * 1024 * 1024)) { bodyLimitBytes = limit }
         if let limit = try integer("connectionLimit", 1...100_000) { connectionLimit = limit }
         if let seconds = try integer("idleTimeoutSeconds", 1...3600) { idleTimeoutSeconds = seconds }
@@ -93,7 +166,17 @@ public struct ServerConfiguration: Sendable, Equatable {
             return number.boolValue
         }
         if let pin = try boolean("pinThreads") { pinThreads = pin }
+        if let open = try boolean("insecureNoKeys") { insecureNoKeys = open }
         if let log = try boolean("accessLog") { accessLog = log }
+    }
+
+    /// Whether `text` is a web origin: scheme, host and optional port, nothing else.
+    static func isOrigin(_ text: String) -> Bool {
+        guard let components = URLComponents(string: text), let scheme = components.scheme,
+            ["http", "https"].contains(scheme), let host = components.host, !host.isEmpty,
+            components.path.isEmpty, components.query == nil, components.fragment == nil, components.user == nil
+        else { return false }
+        return true
     }
 
     /// The database path, resolving the XDG default.

@@ -22,12 +22,17 @@ public enum RawHTTP {
         public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    /// Sends one request and reads the answer.
+    /// Sends one request and reads the answer. A body goes with `Content-Type:
+    /// application/json` unless `headers` names a type or `jsonContentType` is false.
     public static func request(
         port: Int, method: String, path: String, headers: [String: String] = [:], body: Data? = nil,
-        timeout: Double = 10
+        timeout: Double = 10, jsonContentType: Bool = true, from source: String? = nil
     ) throws -> Response {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        var headers = headers
+        if body != nil, jsonContentType, !headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
+            headers["Content-Type"] = "application/json"
+        }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             head += "\(name): \(value)\r\n"
         }
@@ -37,19 +42,24 @@ public enum RawHTTP {
         head += "\r\n"
         var bytes = Data(head.utf8)
         if let body { bytes.append(body) }
-        return try exchange(port: port, bytes: bytes, timeout: timeout)
+        return try exchange(port: port, bytes: bytes, timeout: timeout, from: source)
     }
 
     /// A JSON POST to /api/cupcakes with optional extra headers.
-    public static func postOrder(port: Int, json: String, headers: [String: String] = [:]) throws -> Response {
+    public static func postOrder(
+        port: Int, json: String, headers: [String: String] = [:], from source: String? = nil
+    ) throws -> Response {
         try request(
             port: port, method: "POST", path: "/api/cupcakes",
-            headers: ["Content-Type": "application/json"].merging(headers) { $1 }, body: Data(json.utf8))
+            headers: ["Content-Type": "application/json"].merging(headers) { $1 }, body: Data(json.utf8),
+            from: source)
     }
 
     /// Sends raw bytes and reads until the server closes or the deadline passes.
-    public static func exchange(port: Int, bytes: Data, timeout: Double = 10) throws -> Response {
-        let socket = try TestSocket(port: port, timeout: timeout)
+    public static func exchange(port: Int, bytes: Data, timeout: Double = 10, from source: String? = nil) throws
+        -> Response
+    {
+        let socket = try TestSocket(port: port, timeout: timeout, from: source)
         // A server may answer (413) and close before the whole body is sent: stop sending, and
         // read the answer it gave.
         try? socket.send(bytes)
@@ -85,10 +95,26 @@ public final class TestSocket: @unchecked Sendable {
     // Safe: used by one test thread at a time.
     let fd: Int32
 
-    /// Connects, with send and receive timeouts.
-    public init(port: Int, timeout: Double = 10) throws {
+    /// Connects to 127.0.0.1, with send and receive timeouts; from `source` (another loopback
+    /// address such as 127.0.0.2, to play another client) when given.
+    public init(port: Int, timeout: Double = 10, from source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSocketError(message: "socket: \(errno)") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                let code = errno
+                close(fd)
+                throw TestSocketError(message: "bind to \(source): \(String(cString: strerror(code)))")
+            }
+        }
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))

@@ -6,7 +6,8 @@ import Testing
 @Suite struct CheckoutEndToEndTests {
     @Test func ordersByFlagsAndByPipedJSONAreStoredAndFetchable() throws {
         let directory = try TemporaryDirectory()
-        let server = try ServerProcess(databasePath: directory.path("orders.sqlite"), arguments: ["--api-key", "k"])
+        let server = try ServerProcess(
+            databasePath: directory.path("orders.sqlite"), arguments: ["--api-key", "k", "--staff-key", "staff"])
         let environment = [
             "XDG_CONFIG_HOME": directory.path("config"), "CUPCAKE_ENDPOINT": "\(server.baseURL)/api/cupcakes",
             "CUPCAKE_API_KEY": "k",
@@ -34,7 +35,7 @@ import Testing
         let id = try #require(confirmation["id"] as? String)
 
         let stored = try RawHTTP.request(
-            port: server.port, method: "GET", path: "/api/cupcakes/\(id)", headers: ["x-api-key": "k"])
+            port: server.port, method: "GET", path: "/api/cupcakes/\(id)", headers: ["x-api-key": "staff"])
         #expect((stored.json?["data"] as? [String: Any])?["name"] as? String == "Bo")
         server.stop()
     }

@@ -47,7 +47,7 @@ private struct LateAnswers: HTTPHandler {
         return server
     }
 
-    private static func get(_ path: String) -> Data { Data("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n".utf8) }
+    private static func get(_ path: String) -> Data { Data("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8) }
 
     @Test func connectionsOpenedAllAtOnceAreSpreadOverTheWorkers() throws {
         let recorder = WorkerRecorder()

@@ -55,11 +55,14 @@ import Testing
         #expect(data["createdAt"] as? String == created.json?["createdAt"] as? String)
     }
 
-    @Test func anAbsentContentTypeIsAcceptedAsJSON() throws {
+    @Test func anAbsentContentTypeIs415() throws {
+        // A page on another site can send a body without Content-Type and no CORS preflight.
         let server = try TestServer()
         let response = try RawHTTP.request(
-            port: server.port, method: "POST", path: "/api/cupcakes", body: Data(Self.valid.utf8))
-        #expect(response.status == 201)
+            port: server.port, method: "POST", path: "/api/cupcakes", body: Data(Self.valid.utf8),
+            jsonContentType: false)
+        #expect(response.status == 415)
+        #expect(try server.orderCount() == 0)
     }
 
     @Test func healthzAnswers200() throws {
@@ -140,7 +143,7 @@ import Testing
         let response = try RawHTTP.exchange(
             port: server.port,
             bytes: Data(
-                "POST /api/cupcakes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n"
+                "POST /api/cupcakes HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n"
                     .utf8),
             timeout: 5)
         #expect(response.status == 413)
@@ -150,7 +153,8 @@ import Testing
     @Test func aChunkedBodyOverTheLimitIsRejectedAsItArrives() throws {
         let server = try TestServer { $0.bodyLimitBytes = 1024 }
         var bytes = Data(
-            "POST /api/cupcakes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".utf8)
+            "POST /api/cupcakes HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                .utf8)
         let chunk = String(repeating: " ", count: 800)
         for _ in 0..<3 {
             bytes.append(Data("\(String(chunk.utf8.count, radix: 16))\r\n\(chunk)\r\n".utf8))

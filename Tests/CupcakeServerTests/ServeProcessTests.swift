@@ -106,7 +106,7 @@ import Testing
         let socket = try TestSocket(port: server.port)
         try socket.send(
             Data(
-                "POST /api/cupcakes HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.count)\r\n\r\n"
+                "POST /api/cupcakes HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: \(body.count)\r\n\r\n"
                     .utf8)
                 + body.prefix(10))
         usleep(200_000)

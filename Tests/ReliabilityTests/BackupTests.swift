@@ -52,14 +52,18 @@ import Testing
                 + "integrity ok, mode 0600, served by cupcake serve --database")
     }
 
-    @Test func aBackupNeedsTheAPIKeyAndNeverTakesAPathFromTheClient() throws {
+    @Test func aBackupNeedsTheStaffKeyAndNeverTakesAPathFromTheClient() throws {
         let directory = try TemporaryDirectory()
         let server = try ServerProcess(
-            databasePath: directory.path("orders.sqlite"), arguments: ["--quiet", "--api-key", "k1"])
-        let refused = try ProcessRunner.cupcake(
-            ["backup", "--to", directory.path("copy.sqlite"), "--endpoint", "\(server.baseURL)/api/cupcakes"])
-        #expect(refused.status == 77)
-        #expect(!FileManager.default.fileExists(atPath: directory.path("copy.sqlite")))
+            databasePath: directory.path("orders.sqlite"),
+            arguments: ["--quiet", "--api-key", "app1", "--staff-key", "k1"])
+        for key in [nil, "app1"] {
+            let refused = try ProcessRunner.cupcake(
+                ["backup", "--to", directory.path("copy.sqlite"), "--endpoint", "\(server.baseURL)/api/cupcakes"]
+                    + (key.map { ["--api-key", $0] } ?? []))
+            #expect(refused.status == 77, "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: directory.path("copy.sqlite")))
+        }
         // A path in the request is ignored: the copy is streamed, never written where asked.
         let target = directory.path("elsewhere.sqlite")
         let answer = try RawHTTP.request(

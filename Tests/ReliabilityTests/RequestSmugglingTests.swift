@@ -13,7 +13,7 @@ import Testing
         var testDescription: String { name }
     }
 
-    static let smuggled = "GET /api/cupcakes/1 HTTP/1.1\r\nHost: x\r\n\r\n"
+    static let smuggled = "GET /api/cupcakes/1 HTTP/1.1\r\nHost: localhost\r\n\r\n"
 
     static let cases: [Case] = [
         Case(
@@ -37,13 +37,13 @@ import Testing
     /// Host is required once in HTTP/1.1 (RFC 9112 §3.2); these carry their own Host lines.
     static let hostCases: [Case] = [
         Case(name: "HTTP/1.1 without Host", headers: "", body: ""),
-        Case(name: "two Host headers", headers: "Host: x\r\nHost: y\r\n", body: ""),
+        Case(name: "two Host headers", headers: "Host: localhost\r\nHost: localhost\r\n", body: ""),
     ]
 
     @Test(arguments: cases + hostCases)
     func anAmbiguousRequestIsA400ProblemAndTheConnectionCloses(_ item: Case) throws {
         let server = try TestServer()
-        let host = Self.hostCases.contains { $0.name == item.name } ? "" : "Host: x\r\n"
+        let host = Self.hostCases.contains { $0.name == item.name } ? "" : "Host: localhost\r\n"
         let head = "POST /api/cupcakes HTTP/1.1\r\n\(host)Content-Type: application/json\r\n\(item.headers)\r\n"
         let socket = try TestSocket(port: server.port, timeout: 10)
         try socket.send(Data((head + item.body).utf8))
@@ -74,13 +74,13 @@ import Testing
         let equal = try RawHTTP.exchange(
             port: server.port,
             bytes: Data(
-                ("POST /api/cupcakes HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(length)\r\n"
+                ("POST /api/cupcakes HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: \(length)\r\n"
                     + "Content-Length: \(length)\r\n\r\n\(order)").utf8))
         #expect(equal.status == 201)
         let chunked = try RawHTTP.exchange(
             port: server.port,
             bytes: Data(
-                ("POST /api/cupcakes HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+                ("POST /api/cupcakes HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
                     + "\(String(length, radix: 16))\r\n\(order)\r\n0\r\n\r\n").utf8))
         #expect(chunked.status == 201)
         #expect(try server.orderCount() == 2)

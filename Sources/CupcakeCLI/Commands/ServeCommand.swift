@@ -9,11 +9,15 @@ struct ServeCommand: Command {
     static let path = ["serve"]
     static let abstract = "Run the order service (reqres-compatible, SQLite-backed)."
     static let usageArguments =
-        "[--host <host>] [--port <port>] [--database <path>] [--api-key <key>] [--config <path>]"
+        "[--host <host>] [--port <port>] [--database <path>] [--api-key <key>] [--staff-key <key>] "
+        + "[--insecure-no-keys] [--config <path>] [--durability <mode>] [--threads <n>] [--no-pin-threads] [--quiet]"
     static let discussion: String? = """
-        Settings come from flags, then the environment (CUPCAKE_API_KEY), then the config file
-        (--config, else $XDG_CONFIG_HOME/cupcake/server.json when it exists), then the defaults
-        in Config/server.json. SIGINT or SIGTERM stops it gracefully.
+        Settings come from flags, then the environment (CUPCAKE_API_KEY, CUPCAKE_STAFF_KEY), then
+        the config file (--config, else $XDG_CONFIG_HOME/cupcake/server.json when it exists), then
+        the defaults in Config/server.json. The app key may place orders and reach one order with
+        its receipt token; the staff key may do everything. Without keys the server answers only
+        requests addressed to a loopback name, and refuses to listen elsewhere unless
+        --insecure-no-keys is given. SIGINT or SIGTERM stops it gracefully.
         """
     static let options: [OptionSpec] = [
         .value("--host", valueName: "<host>", help: "Address to listen on.", defaultValue: "127.0.0.1"),
@@ -21,7 +25,9 @@ struct ServeCommand: Command {
         .value(
             "--database", valueName: "<path>", help: "SQLite file.",
             defaultValue: "$XDG_DATA_HOME/cupcake/orders.sqlite"),
-        .value("--api-key", valueName: "<key>", help: "Require this key in x-api-key on /api requests."),
+        .value("--api-key", valueName: "<key>", help: "The app's key: place orders, reach one's own order."),
+        .value("--staff-key", valueName: "<key>", help: "The shop's key: list, read, change any order, backups."),
+        .flag("--insecure-no-keys", help: "Serve without keys on an address other than loopback."),
         .value("--config", valueName: "<path>", help: "Server config file (JSON)."),
         .value(
             "--durability", valueName: "<mode>",
@@ -59,10 +65,13 @@ struct ServeCommand: Command {
             }
         }
         if let key = environment["CUPCAKE_API_KEY"], !key.isEmpty { configuration.apiKey = key }
+        if let key = environment["CUPCAKE_STAFF_KEY"], !key.isEmpty { configuration.staffKey = key }
         if let host = arguments.value("--host") { configuration.host = host }
         if let port = try arguments.integer("--port", in: 0...65535) { configuration.port = port }
         if let database = arguments.value("--database") { configuration.database = database }
         if let key = arguments.value("--api-key") { configuration.apiKey = key.isEmpty ? nil : key }
+        if let key = arguments.value("--staff-key") { configuration.staffKey = key.isEmpty ? nil : key }
+        if arguments.has("--insecure-no-keys") { configuration.insecureNoKeys = true }
         if let threads = try arguments.integer("--threads", in: 0...256) { configuration.threads = threads }
         if let mode = arguments.value("--durability") {
             guard let durability = Durability(rawValue: mode) else {
@@ -74,8 +83,24 @@ struct ServeCommand: Command {
         }
         if arguments.has("--quiet") { configuration.accessLog = false }
         if arguments.has("--no-pin-threads") { configuration.pinThreads = false }
+        if let refusal = configuration.refusal { throw CLIError(.config, refusal) }
+        if let staff = configuration.staffKey, staff == configuration.apiKey {
+            throw CLIError(
+                .config, "The staff key must differ from the app key: the app key ships with every copy of the app.")
+        }
         self.configuration = configuration
         databasePath = configuration.databasePath(environment: environment)
+    }
+
+    /// The startup line's word on keys.
+    var keysSummary: String {
+        switch (configuration.apiKey != nil, configuration.staffKey != nil) {
+        case (true, true): "app and staff keys"
+        case (true, false): "app key only (no staff key: nothing can list orders)"
+        case (false, true): "staff key only"
+        case (false, false):
+            configuration.insecureNoKeys ? "NO KEYS, open to any Host (--insecure-no-keys)" : "no keys (loopback only)"
+        }
     }
 
     func run(console: Console) async throws(CLIError) {
@@ -91,7 +116,7 @@ struct ServeCommand: Command {
         }
         log.notice(
             "cupcake serve \(Cupcake.version): listening on \(server.baseURL) (database \(server.databaseLocation), "
-                + "durability \(configuration.durability.rawValue), api key \(configuration.apiKey == nil ? "off" : "on"), "
+                + "durability \(configuration.durability.rawValue), \(keysSummary), "
                 + "\(server.workers) workers\(server.threadsPinned ? " pinned" : ""))"
         )
         log.flush()

@@ -3,8 +3,8 @@ import CupcakeStorage
 
 extension StoredOrder {
     /// Writes the order as the API returns it: the wire keys plus id, createdAt, costCents,
-    /// currency and isFavorite.
-    func write(_ writer: inout JSONWriter) {
+    /// currency and isFavorite (and `receiptToken`, in the 201 that created it).
+    func write(_ writer: inout JSONWriter, receiptToken: String? = nil) {
         writer.beginObject()
         order.writeFields(&writer)
         writer.key("id")
@@ -17,7 +17,18 @@ extension StoredOrder {
         writer.string("USD")
         writer.key("isFavorite")
         writer.bool(isFavorite)
+        if let receiptToken {
+            writer.key("receiptToken")
+            writer.string(receiptToken)
+        }
         writer.endObject()
+    }
+
+    /// The order as the 201 that created it answers it, with its receipt token.
+    func json(receiptToken: String) -> [UInt8] {
+        var writer = JSONWriter()
+        write(&writer, receiptToken: receiptToken)
+        return writer.bytes
     }
 
     /// The order alone, as POST answers it.

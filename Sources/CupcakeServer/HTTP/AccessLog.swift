@@ -18,6 +18,23 @@ public final class AccessLog: Sendable {
     private let prefix: [UInt8]
     private let counter = Atomic<UInt64>(0)
     private let writer: LogWriter
+    /// Requests or connections turned away by each abuse limit, since the last summary.
+    private let connectionsLimited = Atomic<Int>(0)
+    private let postsLimited = Atomic<Int>(0)
+    private let failedKeysLimited = Atomic<Int>(0)
+
+    /// An abuse limit (see ``AccessPolicy``), for the counts the log reports.
+    enum Limit: CaseIterable {
+        case connections, posts, failedKeys
+
+        var summary: String {
+            switch self {
+            case .connections: "connections closed at the per-address limit"
+            case .posts: "POSTs answered 429 (rate per address)"
+            case .failedKeys: "requests answered 429 after too many failed keys"
+            }
+        }
+    }
 
     /// - Parameters:
     ///   - enabled: whether to write request lines (startup and errors are always written).
@@ -34,6 +51,32 @@ public final class AccessLog: Sendable {
 
     deinit {
         writer.close()
+    }
+
+    /// Counts one request or connection turned away by `limit`.
+    func limited(_ limit: Limit) {
+        switch limit {
+        case .connections: connectionsLimited.add(1, ordering: .relaxed)
+        case .posts: postsLimited.add(1, ordering: .relaxed)
+        case .failedKeys: failedKeysLimited.add(1, ordering: .relaxed)
+        }
+    }
+
+    private func takeCount(_ limit: Limit) -> Int {
+        switch limit {
+        case .connections: connectionsLimited.exchange(0, ordering: .relaxed)
+        case .posts: postsLimited.exchange(0, ordering: .relaxed)
+        case .failedKeys: failedKeysLimited.exchange(0, ordering: .relaxed)
+        }
+    }
+
+    /// Writes one notice with what each limit turned away since the last one, if anything.
+    func summarizeLimits() {
+        let parts = Limit.allCases.compactMap { limit -> String? in
+            let count = takeCount(limit)
+            return count > 0 ? "\(count) \(limit.summary)" : nil
+        }
+        if !parts.isEmpty { notice("limits: " + parts.joined(separator: "; ")) }
     }
 
     /// A new request id such as `9f3a61c2-0000002a`.
@@ -56,7 +99,10 @@ public final class AccessLog: Sendable {
         }
     }
 
-    func request(method: String, path: String, status: Int, nanoseconds: UInt64, requestID: String, aborted: Bool) {
+    func request(
+        method: String, path: String, status: Int, nanoseconds: UInt64, requestID: String, client: String = "",
+        aborted: Bool
+    ) {
         guard enabled else { return }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
@@ -84,6 +130,10 @@ public final class AccessLog: Sendable {
             line.append(UInt8(truncatingIfNeeded: fraction % 10) + 48)
             line.append(contentsOf: "ms request_id=".utf8)
             line.append(contentsOf: requestID.utf8)
+            if !client.isEmpty {
+                line.append(contentsOf: " client=".utf8)
+                Self.appendEscaped(client, to: &line)
+            }
             line.append(10)
         }
     }

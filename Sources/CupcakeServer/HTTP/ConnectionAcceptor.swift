@@ -130,15 +130,23 @@ let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection, socket
     case .CONNECTION_NOTIFY_STARTED:
         server.acceptor?.openConnections.add(1, ordering: .relaxed)
         if let watch = server.watch, let connection, let socketContext {
-            let state = watch.started(fd: cupcake_connection_fd(connection))
+            let address = peerAddress(of: connection)
+            let state = watch.started(fd: cupcake_connection_fd(connection), address: address)
             socketContext.pointee = Unmanaged.passRetained(state).toOpaque()
+            if !server.perClient.opened(address) {
+                // Over the per-address limit: libmicrohttpd still owns the descriptor and closes it.
+                server.log.limited(.connections)
+                shutdown(state.fd, Int32(SHUT_RDWR))
+            }
         }
     case .CONNECTION_NOTIFY_CLOSED:
         server.acceptor?.openConnections.subtract(1, ordering: .relaxed)
+        if let connection { _ = server.escapedNULs.take(connection) }
         if let watch = server.watch, let socketContext, let raw = socketContext.pointee {
             let state = Unmanaged<ConnectionWatch.Connection>.fromOpaque(raw).takeRetainedValue()
             socketContext.pointee = nil
             watch.closed(state)
+            server.perClient.closed(state.address)
         }
     default: break
     }

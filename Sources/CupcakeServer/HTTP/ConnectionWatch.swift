@@ -18,12 +18,15 @@ final class ConnectionWatch: @unchecked Sendable {
     /// One connection's state, kept as libmicrohttpd's socket context from "started" to "closed".
     final class Connection: Sendable {
         let fd: Int32
+        /// The peer's address, counted by ``ConnectionsPerClient`` until the connection closes.
+        let address: String
         /// When the connection became ready for a request (uptime nanoseconds); 0 while a
         /// request has been fully received and is being answered.
         let receivingSince = Atomic<UInt64>(0)
 
-        init(fd: Int32) {
+        init(fd: Int32, address: String) {
             self.fd = fd
+            self.address = address
             receivingSince.store(ConnectionWatch.now(), ordering: .relaxed)
         }
     }
@@ -51,8 +54,8 @@ final class ConnectionWatch: @unchecked Sendable {
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     /// A connection started: returns its state, to keep as the socket context.
-    func started(fd: Int32) -> Connection {
-        let connection = Connection(fd: fd)
+    func started(fd: Int32, address: String) -> Connection {
+        let connection = Connection(fd: fd, address: address)
         lock.withLock { connections[ObjectIdentifier(connection)] = connection }
         return connection
     }

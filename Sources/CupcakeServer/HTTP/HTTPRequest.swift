@@ -8,7 +8,10 @@ public struct HTTPRequest: Sendable {
     public var query: [String: String]
     /// The request headers the order service reads (libmicrohttpd looks each up; the rest are
     /// never copied out). Another handler can ask its ``HTTPServer`` for others.
-    public static let headerNames = ["content-type", "content-encoding", "idempotency-key", "x-api-key"]
+    public static let headerNames = [
+        "content-type", "content-encoding", "idempotency-key", "x-api-key", "host", "origin", "order-token",
+        "access-control-request-method", "x-forwarded-for",
+    ]
 
     /// The request headers the server was asked to copy, with lower-cased names.
     public var headers: [String: String]
@@ -16,12 +19,16 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The id this server gave the request (also sent back as `Request-Id`).
     public var requestID: String
+    /// Who sent it: the peer's address, or behind a trusted proxy the client's address that
+    /// proxy reports in `X-Forwarded-For` (see ``HTTPServer/Limits/trustedProxies``).
+    public var clientAddress: String
 
     /// Creates a request (the server does; tests may too).
     public init(
         method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
-        body: [UInt8] = [], requestID: String = "test"
+        body: [UInt8] = [], requestID: String = "test", clientAddress: String = "127.0.0.1"
     ) {
+        self.clientAddress = clientAddress
         self.method = method
         self.path = path
         self.query = query

@@ -26,6 +26,10 @@ public final class HTTPServer: @unchecked Sendable {
         public var requestTimeoutSeconds: Int = 30
         /// Worker threads; 0 means one per core.
         public var threads: Int = 0
+        /// Most connections at once from one client address (trusted proxies are not limited).
+        public var connectionsPerClient: Int = 64
+        /// Proxies whose `X-Forwarded-For` names the client (see ``ClientAddress``).
+        public var trustedProxies: Set<String> = []
         /// The number of workers `threads` asks for: one per core the process may use when 0.
         public var workerThreads: Int { threads > 0 ? threads : max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
@@ -46,6 +50,10 @@ public final class HTTPServer: @unchecked Sendable {
     private(set) var acceptor: ConnectionAcceptor?
     /// Drops connections whose request takes too long to arrive; set before the daemon starts.
     private(set) var watch: ConnectionWatch?
+    /// Connections per client address.
+    let perClient: ConnectionsPerClient
+    /// Connections whose request line held `%00`.
+    let escapedNULs = EscapedNULMarks()
     /// Requests that have begun and not yet completed.
     let activeRequests = Atomic<Int>(0)
     /// The port actually bound (useful with port 0).
@@ -66,6 +74,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.limits = limits
         self.handler = handler
         self.log = log
+        perClient = ConnectionsPerClient(limit: limits.connectionsPerClient, exempt: limits.trustedProxies)
     }
 
     /// Binds, listens and starts the worker threads.
@@ -85,6 +94,7 @@ public final class HTTPServer: @unchecked Sendable {
         let notify = unsafeBitCast(requestCompleted as MHD_RequestCompletedCallback, to: UnsafeRawPointer.self)
         let notifyConnection = unsafeBitCast(
             connectionNotified as MHD_NotifyConnectionCallback, to: UnsafeRawPointer.self)
+        let unescape = unsafeBitCast(unescapeCallback, to: UnsafeRawPointer.self)
         let arguments: [any CVarArg] = [
             MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(threads),
             MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(limits.connections),
@@ -95,6 +105,7 @@ public final class HTTPServer: @unchecked Sendable {
             MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue, 16 * 1024,
             MHD_OPTION.NOTIFY_COMPLETED.rawValue, Int(bitPattern: notify), Int(bitPattern: context),
             MHD_OPTION.NOTIFY_CONNECTION.rawValue, Int(bitPattern: notifyConnection), Int(bitPattern: context),
+            MHD_OPTION.UNESCAPE_CALLBACK.rawValue, Int(bitPattern: unescape), Int(bitPattern: context),
             MHD_OPTION.END.rawValue,
         ]
         let watch = ConnectionWatch(seconds: limits.requestTimeoutSeconds)
@@ -122,6 +133,17 @@ public final class HTTPServer: @unchecked Sendable {
         self.acceptor = acceptor
         if let placement { workersPinned = Self.pinWorkers(placement, startedAfter: threadsBefore) }
         acceptor.start()
+    }
+
+    /// The client of the request on `connection`: its peer, or behind a trusted proxy the
+    /// address that proxy forwards for.
+    func clientAddress(of connection: OpaquePointer) -> String {
+        let peer = peerAddress(of: connection)
+        guard limits.trustedProxies.contains(peer) else { return peer }
+        let forwarded = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Forwarded-For").map {
+            String(cString: $0)
+        }
+        return ClientAddress.of(peer: peer, forwardedFor: forwarded, trustedProxies: limits.trustedProxies)
     }
 
     /// Pins the threads libmicrohttpd just started, one to each of the placement's CPUs. They are

@@ -60,6 +60,17 @@ public struct Problem: Error, Sendable, Equatable {
             headers: [("WWW-Authenticate", #"ApiKey header="x-api-key""#)])
     }
 
+    static func forbidden(_ detail: String) -> Problem {
+        Problem(status: 403, title: "Forbidden", detail: detail)
+    }
+
+    /// 429 with `Retry-After` in whole seconds (at least 1).
+    static func tooManyRequests(_ detail: String, retryAfter seconds: Double) -> Problem {
+        Problem(
+            status: 429, title: "Too Many Requests", detail: detail,
+            headers: [("Retry-After", String(max(1, Int(seconds.rounded(.up)))))])
+    }
+
     static func notFound(_ detail: String) -> Problem {
         Problem(status: 404, title: "Not Found", detail: detail)
     }
@@ -79,10 +90,11 @@ public struct Problem: Error, Sendable, Equatable {
         Problem(status: 413, title: "Content Too Large", detail: "The body is over the limit of \(limit) bytes.")
     }
 
-    static func unsupportedMediaType(_ contentType: String) -> Problem {
+    static func unsupportedMediaType(_ contentType: String?) -> Problem {
         Problem(
             status: 415, title: "Unsupported Media Type",
-            detail: "The body must be application/json, not \(contentType).")
+            detail: contentType.map { "The body must be application/json, not \($0)." }
+                ?? "The body must be sent with Content-Type: application/json.")
     }
 
     static func unsupportedEncoding(_ encoding: String) -> Problem {

@@ -12,6 +12,8 @@ final class RequestContext: @unchecked Sendable {
     let path: String
     let startNanoseconds: UInt64
     let requestID: String
+    /// Who sent it (see ``HTTPRequest/clientAddress``); set on the first call.
+    var client = ""
     var body: [UInt8] = []
     /// A response was queued early (413); later upload data is discarded.
     var rejected = false
@@ -79,7 +81,14 @@ let accessHandler: MHD_AccessHandlerCallback = {
             requestID: server.log.nextRequestID())
         server.activeRequests.add(1, ordering: .relaxed)
         requestState.pointee = Unmanaged.passRetained(context).toOpaque()
+        context.client = server.clientAddress(of: connection)
         let needsHost = version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false
+        if server.escapedNULs.take(connection) {
+            context.rejected = true
+            return queue(
+                Problem.badRequest("The request's path or one of its parameters holds a NUL byte (%00).").response,
+                on: connection, context: context)
+        }
         if let problem = framingProblem(connection, needsHost: needsHost) {
             // The body's end (or the request's target) is ambiguous, so nothing after these
             // headers can be trusted to start a new request: answer and close.
@@ -165,7 +174,7 @@ let accessHandler: MHD_AccessHandlerCallback = {
         method: context.method, path: context.path,
         query: MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil) > 0
             ? values(of: connection, kind: .GET_ARGUMENT_KIND) : [:],
-        headers: headers, body: context.body, requestID: context.requestID)
+        headers: headers, body: context.body, requestID: context.requestID, clientAddress: context.client)
     context.body = []
     let handle = UnsafeSendable(connection)
     server.handler.handle(request) { response in
@@ -210,7 +219,8 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, requestS
     let elapsed = DispatchTime.now().uptimeNanoseconds - context.startNanoseconds
     server.log.request(
         method: context.method, path: context.path, status: context.status, nanoseconds: elapsed,
-        requestID: context.requestID, aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK)
+        requestID: context.requestID, client: context.client,
+        aborted: termination != .REQUEST_TERMINATED_COMPLETED_OK)
     server.activeRequests.subtract(1, ordering: .releasing)
 }
 
@@ -271,6 +281,13 @@ func framingProblem(_ connection: OpaquePointer, needsHost: Bool) -> String? {
         return "An HTTP/1.1 request needs exactly one Host header."
     }
     return nil
+}
+
+/// The connection's peer address as text ("" when unknown).
+func peerAddress(of connection: OpaquePointer) -> String {
+    var buffer = [CChar](repeating: 0, count: 64)
+    guard cupcake_connection_client_address(connection, &buffer, socklen_t(buffer.count)) == 1 else { return "" }
+    return String(cString: buffer)
 }
 
 /// Collects a connection's query arguments (or other values of a kind) into a dictionary.

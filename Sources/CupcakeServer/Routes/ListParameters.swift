@@ -13,14 +13,25 @@ struct ListParameters: Equatable {
     var perPage: Int
     var query: OrderQuery
 
+    /// The parameters a list request may carry. Any other is a 400 naming it: a misspelt filter
+    /// (`?favourite=true`) must not quietly list everything.
+    static let known: Set<String> = ["page", "per_page", "name_prefix", "type", "favorite", "sort", "cursor"]
+    /// How deep `page` may reach, in orders; `cursor` goes on from there at the same cost.
+    static let maximumDepth = 10_000
+
     init(_ parameters: [String: String]) throws(Problem) {
-        // Unknown parameters are ignored, as reqres ignores them.
+        if let unknown = parameters.keys.sorted().first(where: { !Self.known.contains($0) }) {
+            throw Problem.badRequest(
+                "Unknown parameter '\(unknown)'; the list takes \(Self.known.sorted().joined(separator: ", ")).")
+        }
         page = try Self.positive(parameters["page"], name: "page") ?? 1
         perPage = min(
             try Self.positive(parameters["per_page"], name: "per_page") ?? Self.defaultPerPage, Self.maximumPerPage)
         var query = OrderQuery()
         if let prefix = parameters["name_prefix"], !prefix.isEmpty {
-            guard prefix.count <= Order.maximumFieldLength else {
+            guard prefix.unicodeScalars.count <= Order.maximumFieldLength,
+                prefix.utf8.count <= Order.maximumFieldBytes
+            else {
                 throw Problem.badRequest("name_prefix must be at most \(Order.maximumFieldLength) characters.")
             }
             query.namePrefix = prefix
@@ -48,7 +59,11 @@ struct ListParameters: Equatable {
         }
         query.limit = perPage
         let (offset, overflow) = (page - 1).multipliedReportingOverflow(by: perPage)
-        guard !overflow, offset <= Int(Int32.max) else { throw Problem.badRequest("page is too large.") }
+        guard !overflow, offset + perPage <= Self.maximumDepth else {
+            throw Problem.badRequest(
+                "page may reach at most \(Self.maximumDepth) orders deep (page × per_page); follow next_cursor "
+                    + "from an earlier page to go further.")
+        }
         query.offset = offset
         self.query = query
     }

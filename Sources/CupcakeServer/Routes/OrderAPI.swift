@@ -15,8 +15,12 @@ import Foundation
 public final class OrderAPI: HTTPHandler {
     let store: any OrderStore
     let committer: GroupCommitter
-    let apiKey: String?
+    let access: AccessPolicy
     let log: AccessLog
+    /// Failed keys per client address (always on).
+    let failedKeys: TokenBuckets
+    /// POSTs per client address, when limited.
+    let posts: TokenBuckets?
     let inFlight = InFlightKeys()
     let now: @Sendable () -> Int64
     /// Makes backups, when the store can.
@@ -32,12 +36,12 @@ public final class OrderAPI: HTTPHandler {
     /// - Parameters:
     ///   - store: where orders live.
     ///   - committer: the group-commit writer in front of `store`.
-    ///   - apiKey: when set, every /api request must carry it in `x-api-key`.
+    ///   - access: the keys, CORS origins and per-client limits (see ``AccessPolicy``).
     ///   - now: the clock, in milliseconds since 1970 UTC.
     ///   - backupDatabasePath: the database file, when the store can make backups of it
     ///     (``OrderBackup``): `GET /api/backup` makes them in its folder.
     public init(
-        store: any OrderStore, committer: GroupCommitter, apiKey: String?, log: AccessLog,
+        store: any OrderStore, committer: GroupCommitter, access: AccessPolicy, log: AccessLog,
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
         backupDatabasePath: String? = nil
     ) {
@@ -48,12 +52,18 @@ public final class OrderAPI: HTTPHandler {
         }
         self.store = store
         self.committer = committer
-        self.apiKey = apiKey
+        self.access = access
+        failedKeys = TokenBuckets(
+            rate: Double(max(1, access.failedKeysPerMinute)) / 60, burst: max(1, access.failedKeysPerMinute))
+        posts =
+            access.postsPerSecondPerClient > 0
+            ? TokenBuckets(rate: access.postsPerSecondPerClient, burst: access.postBurstPerClient) : nil
         self.log = log
         self.now = now
     }
 
-    public func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+    public func handle(_ request: HTTPRequest, respond plainRespond: @escaping @Sendable (HTTPResponse) -> Void) {
+        let respond = headersAdded(for: request, plainRespond)
         do {
             try route(request, respond: respond)
         } catch let problem as Problem {
@@ -77,18 +87,35 @@ public final class OrderAPI: HTTPHandler {
         guard path == "/api" || path.hasPrefix("/api/") else {
             throw Problem.notFound("There is nothing at \(path).")
         }
-        try authorize(request)
+        if request.method == "OPTIONS" {
+            try preflight(request, respond: respond)
+            return
+        }
+        let client = request.clientAddress
+        let access = try authorize(request, client: client)
         if path == Self.backupPath {
             try allow(request, ["GET"])
+            guard access.isStaff else { throw Problem.forbidden("Backups need the staff key.") }
             try backup(request, respond: respond)
             return
         }
         let collection = Self.collectionPath
         if path == collection || path == collection + "/" {
             switch request.method {
-            case "POST": try create(request, respond: respond)
+            case "POST":
+                if let wait = posts?.take(client) {
+                    log.limited(.posts)
+                    throw Problem.tooManyRequests(
+                        "Too many orders from \(client) at once; retry after the pause.", retryAfter: wait)
+                }
+                try create(request, respond: respond)
             // HEAD is GET without the body (RFC 9110 §9.3.2); libmicrohttpd leaves the body out.
-            case "GET", "HEAD": try list(request, respond: respond)
+            case "GET", "HEAD":
+                guard access.isStaff else {
+                    throw Problem.forbidden(
+                        "Listing orders needs the staff key; with the app key, ask for one order with its Order-Token.")
+                }
+                try list(request, respond: respond)
             default: throw Problem.methodNotAllowed(request.method, allowed: ["GET", "HEAD", "POST"])
             }
             return
@@ -98,19 +125,23 @@ public final class OrderAPI: HTTPHandler {
         }
         let idText = String(path.dropFirst(collection.count + 1))
         try allow(request, ["GET", "HEAD", "PATCH", "DELETE"])
-        guard let id = Int64(idText), id > 0 else {
-            throw Problem.notFound("There is no order with id '\(idText)'.")
+        let notFound = Problem.notFound("There is no order with id '\(idText)'.")
+        guard let id = Self.canonicalID(idText) else { throw notFound }
+        if access == .app {
+            // One's own order only, by its receipt token; any other answer would tell which ids
+            // exist, so a missing or wrong token is the same 404 as a missing order.
+            guard let stored = try store.order(id: id),
+                ReceiptToken.matches(request.header("order-token"), stored: stored.receiptHash)
+            else { throw notFound }
         }
         switch request.method {
         case "PATCH":
             try favorite(request, id: id, idText: idText, respond: respond)
         case "DELETE":
-            guard try store.delete(id: id) else { throw Problem.notFound("There is no order with id '\(idText)'.") }
+            guard try store.delete(id: id) else { throw notFound }
             respond(HTTPResponse(status: 204))
         default:
-            guard let stored = try store.order(id: id) else {
-                throw Problem.notFound("There is no order with id '\(idText)'.")
-            }
+            guard let stored = try store.order(id: id) else { throw notFound }
             respond(.json(200, stored.dataJSON))
         }
     }
@@ -184,10 +215,23 @@ public final class OrderAPI: HTTPHandler {
         respond(.json(200, stored.dataJSON))
     }
 
+    /// An order id as written in a path: canonical decimal only (`7`, never `07`, `+7` or
+    /// `7%00`), so that exactly one spelling names each order.
+    static func canonicalID(_ text: String) -> Int64? {
+        let utf8 = text.utf8
+        guard let first = utf8.first, first >= UInt8(ascii: "1"), first <= UInt8(ascii: "9"),
+            utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        return Int64(text)
+    }
+
     /// `{"isFavorite": true|false}` and nothing else.
     static func decodeFavoritePatch(_ body: [UInt8]) throws(Problem) -> Bool {
         guard let parsed = try? JSONSerialization.jsonObject(with: Data(body)) else {
             throw Problem.badRequest("The body is not JSON; send {\"isFavorite\": true} or false.")
+        }
+        if let key = JSONDuplicateKeys.first(in: body) {
+            throw Problem.badRequest("The body is not a JSON object: the key '\(key)' appears twice in one object.")
         }
         guard let object = parsed as? [String: Any] else {
             throw Problem.badRequest("The body must be a JSON object such as {\"isFavorite\": true}.")
@@ -215,11 +259,30 @@ public final class OrderAPI: HTTPHandler {
         }
     }
 
-    private func authorize(_ request: HTTPRequest) throws(Problem) {
-        guard let apiKey else { return }
-        guard let given = request.header("x-api-key"), Self.constantTimeEqual(given, apiKey) else {
-            throw Problem.unauthorized()
+    /// The request's access, from its key (see ``AccessPolicy``); throws 401 for a missing or
+    /// wrong key, 429 once a client has sent too many of those, and 403 for a keyless server
+    /// asked through a name that is not loopback.
+    private func authorize(_ request: HTTPRequest, client: String) throws(Problem) -> Access {
+        guard access.hasKeys else {
+            if !access.insecureNoKeys, let host = request.header("host"), !ClientAddress.isLoopbackHost(host) {
+                throw Problem.forbidden(
+                    "This server has no keys, so it answers only requests addressed to localhost or a loopback "
+                        + "address, not '\(host)'. Give it --api-key and --staff-key to serve other names.")
+            }
+            return .open
         }
+        // Checked before the key, so that a client guessing keys learns nothing more.
+        if let wait = failedKeys.waitingTime(client) {
+            log.limited(.failedKeys)
+            throw Problem.tooManyRequests(
+                "Too many requests with a missing or wrong key from \(client); retry later.", retryAfter: wait)
+        }
+        if let given = request.header("x-api-key") {
+            if let staffKey = access.staffKey, Self.constantTimeEqual(given, staffKey) { return .staff }
+            if let appKey = access.appKey, Self.constantTimeEqual(given, appKey) { return .app }
+        }
+        _ = failedKeys.take(client)
+        throw Problem.unauthorized()
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
@@ -238,10 +301,12 @@ public final class OrderAPI: HTTPHandler {
         try Self.requireJSONBody(request)
         let order = try Self.decodeValidOrder(request.body)
         let key = try Self.idempotencyKey(request)
-        let newOrder = NewOrder(order: order, costCents: order.costCents, createdAtMilliseconds: now())
+        let token = ReceiptToken()
+        let newOrder = NewOrder(
+            order: order, costCents: order.costCents, createdAtMilliseconds: now(), receiptHash: token.hash)
         guard let key else {
             committer.submit(newOrder) { [log] result in
-                respond(Self.created(result, requestID: request.requestID, log: log))
+                respond(Self.created(result, receipt: token, requestID: request.requestID, log: log))
             }
             return
         }
@@ -275,18 +340,21 @@ public final class OrderAPI: HTTPHandler {
         keyed.idempotency = claim
         committer.submit(keyed) { [inFlight, log] result in
             inFlight.end(key)
-            respond(Self.created(result, requestID: request.requestID, log: log))
+            respond(Self.created(result, receipt: token, requestID: request.requestID, log: log))
         }
     }
 
-    static func created(_ result: Result<StoredOrder, StorageError>, requestID: String, log: AccessLog) -> HTTPResponse
-    {
+    /// The answer to a POST: 201 with the order and its receipt token (the only time the token
+    /// is shown: a replay of the same Idempotency-Key answers without it), or the failure.
+    static func created(
+        _ result: Result<StoredOrder, StorageError>, receipt: ReceiptToken, requestID: String, log: AccessLog
+    ) -> HTTPResponse {
         switch result {
         case .success(let stored):
             return HTTPResponse(
                 status: 201,
                 headers: [("Content-Type", "application/json"), ("Location", "\(collectionPath)/\(stored.id)")],
-                render: { stored.json })
+                render: { stored.json(receiptToken: receipt.text) })
         case .failure(let error) where error.code == .unavailable:
             return Problem.unavailable("The server is shutting down; retry shortly.").response
         case .failure(let error) where error.code == .temporary:
@@ -332,10 +400,15 @@ public final class OrderAPI: HTTPHandler {
     }
 
     /// `application/json`, any `+json` type, with or without parameters such as charset.
-    /// 415 unless the body is JSON (or says nothing of its type) and is not compressed: a
-    /// compressed body is not JSON until decoded, and the server decodes none (RFC 9110 §8.4.1).
+    /// 415 unless the body says it is JSON and is not compressed: a compressed body is not JSON
+    /// until decoded, and the server decodes none (RFC 9110 §8.4.1). A body with no Content-Type
+    /// is refused too: a web page on another site may send one without asking the browser's
+    /// permission first (no CORS preflight), and a JSON Content-Type always needs it.
     static func requireJSONBody(_ request: HTTPRequest) throws(Problem) {
-        if let contentType = request.header("content-type"), !isJSON(contentType) {
+        guard let contentType = request.header("content-type") else {
+            throw Problem.unsupportedMediaType(nil)
+        }
+        if !isJSON(contentType) {
             throw Problem.unsupportedMediaType(contentType)
         }
         if let encoding = request.header("content-encoding"),

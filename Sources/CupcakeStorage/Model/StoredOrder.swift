@@ -12,14 +12,21 @@ public struct StoredOrder: Sendable, Equatable {
     public var createdAtMilliseconds: Int64
     /// Whether the shop marked it as a favourite.
     public var isFavorite: Bool
+    /// The SHA-256 of its receipt token, when it has one and it was read (``OrderStore/order(id:)``
+    /// reads it; lists do not).
+    public var receiptHash: [UInt8]?
 
     /// Creates a stored order.
-    public init(id: Int64, order: Order, costCents: Int, createdAtMilliseconds: Int64, isFavorite: Bool = false) {
+    public init(
+        id: Int64, order: Order, costCents: Int, createdAtMilliseconds: Int64, isFavorite: Bool = false,
+        receiptHash: [UInt8]? = nil
+    ) {
         self.id = id
         self.order = order
         self.costCents = costCents
         self.createdAtMilliseconds = createdAtMilliseconds
         self.isFavorite = isFavorite
+        self.receiptHash = receiptHash
     }
 }
 
@@ -44,17 +51,20 @@ public struct NewOrder: Sendable {
     public var idempotency: IdempotencyClaim?
     /// Whether it starts as a favourite (imports and benchmarks; the API always starts false).
     public var isFavorite: Bool
+    /// The SHA-256 of the receipt token handed out with it, if any.
+    public var receiptHash: [UInt8]?
 
     /// Creates an order to insert.
     public init(
         order: Order, costCents: Int, createdAtMilliseconds: Int64, idempotency: IdempotencyClaim? = nil,
-        isFavorite: Bool = false
+        isFavorite: Bool = false, receiptHash: [UInt8]? = nil
     ) {
         self.order = order
         self.costCents = costCents
         self.createdAtMilliseconds = createdAtMilliseconds
         self.idempotency = idempotency
         self.isFavorite = isFavorite
+        self.receiptHash = receiptHash
     }
 }
 

@@ -177,7 +177,7 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
         _ items: ArraySlice<NewOrder>, firstID: Int64, _ connection: SQLiteConnection,
         into stored: inout [StoredOrder]
     ) throws(StorageError) {
-        let columns: Int32 = 14
+        let columns: Int32 = 15
         // OR ROLLBACK: a failing row fails the whole transaction (which the group committer
         // then retries order by order), so SQLite needs no statement journal to undo the rows
         // before it; with the default ABORT, a multi-row INSERT copied every page it changed
@@ -185,8 +185,8 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
         try connection.withStatement(
             """
             INSERT OR ROLLBACK INTO orders (id, type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
-                name, street_address, city, zip, cost_cents, created_at_ms, name_key, is_favorite)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                name, street_address, city, zip, cost_cents, created_at_ms, name_key, is_favorite, receipt_hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, rows: items.count
         ) { insert throws(StorageError) in
             var base: Int32 = 0
@@ -206,6 +206,7 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
                 insert.bind(base + 12, item.createdAtMilliseconds)
                 insert.bind(base + 13, OrderQuery.nameKey(order.name))
                 insert.bind(base + 14, item.isFavorite)
+                if let hash = item.receiptHash { insert.bind(base + 15, bytes: hash) }  // else NULL
                 base += columns
             }
             try insert.step()
@@ -214,7 +215,8 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
             stored.append(
                 StoredOrder(
                     id: firstID + Int64(offset), order: item.order, costCents: item.costCents,
-                    createdAtMilliseconds: item.createdAtMilliseconds, isFavorite: item.isFavorite))
+                    createdAtMilliseconds: item.createdAtMilliseconds, isFavorite: item.isFavorite,
+                    receiptHash: item.receiptHash))
         }
     }
 
@@ -242,12 +244,16 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
             try connection.withStatement(
                 """
                 SELECT id, type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
-                    name, street_address, city, zip, cost_cents, created_at_ms, is_favorite
+                    name, street_address, city, zip, cost_cents, created_at_ms, is_favorite, receipt_hash
                 FROM orders WHERE id = ?
                 """
             ) { query throws(StorageError) in
                 query.bind(1, id)
-                return try query.step() ? Self.storedOrder(query) : nil
+                guard try query.step() else { return nil }
+                var stored = Self.storedOrder(query)
+                let hash = query.bytes(13)
+                stored.receiptHash = hash.isEmpty ? nil : hash
+                return stored
             }
         }
     }

@@ -69,6 +69,13 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Writes `null`.
+    public mutating func null() {
+        separator()
+        bytes.append(contentsOf: "null".utf8)
+        needsComma = true
+    }
+
     /// Writes `true` or `false`.
     public mutating func bool(_ value: Bool) {
         separator()

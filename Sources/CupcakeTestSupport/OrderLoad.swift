@@ -28,12 +28,14 @@ public final class OrderLoad: @unchecked Sendable {
     private var stopped = false
     private var port: Int
     private let finished = DispatchGroup()
+    private let extraHeaders: String
 
     /// Starts `clients` threads posting to `port`, each at most `perClient` orders, with names
-    /// `"<prefix> C<client> N<number>"`. They run until ``stop()``, or until each has sent its
-    /// orders.
-    public init(port: Int, clients: Int, perClient: Int, prefix: String) {
+    /// `"<prefix> C<client> N<number>"` and `headers` (an API key, say). They run until
+    /// ``stop()``, or until each has sent its orders.
+    public init(port: Int, clients: Int, perClient: Int, prefix: String, headers: [String: String] = [:]) {
         self.port = port
+        extraHeaders = headers.map { "\($0.key): \($0.value)\r\n" }.joined()
         for client in 0..<clients {
             finished.enter()
             let thread = Thread { [self] in
@@ -87,7 +89,7 @@ public final class OrderLoad: @unchecked Sendable {
             let body = HostileCorpus.valid.replacingOccurrences(of: "\"Taylor\"", with: "\"\(name)\"")
             let head =
                 "POST /api/cupcakes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                + "Idempotency-Key: \(key)\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                + extraHeaders + "Idempotency-Key: \(key)\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
             let sentAt = Date()
             var response: RawHTTP.Response?
             if (try? connection.send(Data((head + body).utf8))) != nil {

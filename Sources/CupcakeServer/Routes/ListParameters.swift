@@ -9,7 +9,8 @@ struct ListParameters: Equatable {
     /// The largest page size; larger requests are served at this size.
     static let maximumPerPage = 100
 
-    var page: Int
+    /// The page number, or nil when the request goes on from a cursor.
+    var page: Int?
     var perPage: Int
     var query: OrderQuery
 
@@ -24,18 +25,16 @@ struct ListParameters: Equatable {
             throw Problem.badRequest(
                 "Unknown parameter '\(unknown)'; the list takes \(Self.known.sorted().joined(separator: ", ")).")
         }
-        page = try Self.positive(parameters["page"], name: "page") ?? 1
+        if let text = parameters["cursor"] {
+            self = try ListParameters(cursor: text, parameters)
+            return
+        }
+        let page = try Self.positive(parameters["page"], name: "page") ?? 1
+        self.page = page
         perPage = min(
             try Self.positive(parameters["per_page"], name: "per_page") ?? Self.defaultPerPage, Self.maximumPerPage)
         var query = OrderQuery()
-        if let prefix = parameters["name_prefix"], !prefix.isEmpty {
-            guard prefix.unicodeScalars.count <= Order.maximumFieldLength,
-                prefix.utf8.count <= Order.maximumFieldBytes
-            else {
-                throw Problem.badRequest("name_prefix must be at most \(Order.maximumFieldLength) characters.")
-            }
-            query.namePrefix = prefix
-        }
+        if let prefix = parameters["name_prefix"], !prefix.isEmpty { query.namePrefix = prefix }
         if let text = parameters["type"], !text.isEmpty {
             guard let type = CakeType(argument: text) else {
                 throw Problem.badRequest("type must be one of \(CakeType.choices), not '\(text)'.")
@@ -58,6 +57,7 @@ struct ListParameters: Equatable {
             query.sort = sort
         }
         query.limit = perPage
+        try Self.checkPrefix(query.namePrefix)
         let (offset, overflow) = (page - 1).multipliedReportingOverflow(by: perPage)
         guard !overflow, offset + perPage <= Self.maximumDepth else {
             throw Problem.badRequest(
@@ -66,6 +66,43 @@ struct ListParameters: Equatable {
         }
         query.offset = offset
         self.query = query
+    }
+
+    /// Going on from a cursor: its filters and sort, and this request's page size if it gives
+    /// one. Filters given beside it must be the cursor's own; `page` may not be given at all.
+    private init(cursor text: String, _ parameters: [String: String]) throws(Problem) {
+        guard let cursor = ListCursor(text: text) else {
+            throw Problem.badRequest("cursor is not one this server made; start again without it.")
+        }
+        guard parameters["page"] == nil else {
+            throw Problem.badRequest("Give page or cursor, not both.")
+        }
+        let plain = try ListParameters(parameters.filter { $0.key != "cursor" })
+        var given = plain.query
+        given.sort = parameters["sort"] == nil ? cursor.query.sort : given.sort
+        given.namePrefix = parameters["name_prefix"] == nil ? cursor.query.namePrefix : given.namePrefix
+        given.type = parameters["type"] == nil ? cursor.query.type : given.type
+        given.favorite = parameters["favorite"] == nil ? cursor.query.favorite : given.favorite
+        guard given.sort == cursor.query.sort, given.namePrefix == cursor.query.namePrefix,
+            given.type == cursor.query.type, given.favorite == cursor.query.favorite
+        else {
+            throw Problem.badRequest("The cursor was made for another filter or sort; give it alone.")
+        }
+        try Self.checkPrefix(cursor.query.namePrefix)
+        page = nil
+        perPage = parameters["per_page"] == nil ? cursor.perPage : plain.perPage
+        query = cursor.query
+        query.limit = perPage
+    }
+
+    private static func checkPrefix(_ prefix: String?) throws(Problem) {
+        guard let prefix else { return }
+        guard prefix.unicodeScalars.count <= Order.maximumFieldLength, prefix.utf8.count <= Order.maximumFieldBytes
+        else {
+            throw Problem.badRequest(
+                "name_prefix must be at most \(Order.maximumFieldLength) characters and \(Order.maximumFieldBytes) bytes."
+            )
+        }
     }
 
     private static func positive(_ text: String?, name: String) throws(Problem) -> Int? {

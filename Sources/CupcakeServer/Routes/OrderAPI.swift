@@ -155,7 +155,7 @@ public final class OrderAPI: HTTPHandler {
         var writer = JSONWriter(capacity: 512 + page.orders.count * 320)
         writer.beginObject()
         writer.key("page")
-        writer.integer(parameters.page)
+        if let page = parameters.page { writer.integer(page) } else { writer.null() }
         writer.key("per_page")
         writer.integer(parameters.perPage)
         writer.key("total")
@@ -168,6 +168,12 @@ public final class OrderAPI: HTTPHandler {
             order.write(&writer)
         }
         writer.endArray()
+        writer.key("next_cursor")
+        if page.hasMore, let last = page.orders.last {
+            writer.string(ListCursor(query: parameters.query, perPage: parameters.perPage, after: last).text)
+        } else {
+            writer.null()
+        }
         writer.endObject()
         respond(.json(200, writer.bytes))
     }

@@ -33,6 +33,41 @@ public struct OrderQuery: Sendable, Equatable {
         public var description: String { (descending ? "-" : "") + key.rawValue }
     }
 
+    /// Where a page begins in the sort: just after the order with this sort value and id.
+    /// Used instead of an offset to go on from a page (a cursor), so that a page deep in the
+    /// list costs an index seek, not a scan of everything before it.
+    public struct Position: Sendable, Equatable {
+        /// The sort key's value of the last order seen: its name key for `name`, its cost in
+        /// cents for `cost`, its type for `type`, nothing for `createdAt` (the id is the order).
+        public enum Value: Sendable, Equatable {
+            case text(String)
+            case number(Int)
+            case none
+        }
+
+        /// The value.
+        public var value: Value
+        /// The id of the last order seen (the tie-break).
+        public var id: Int64
+
+        /// Creates a position.
+        public init(value: Value, id: Int64) {
+            self.value = value
+            self.id = id
+        }
+
+        /// The position just after `order` in `sort`.
+        public init(after order: StoredOrder, in sort: Sort) {
+            switch sort.key {
+            case .createdAt: value = .none
+            case .name: value = .text(OrderQuery.nameKey(order.order.name))
+            case .cost: value = .number(order.costCents)
+            case .type: value = .number(order.order.type)
+            }
+            id = order.id
+        }
+    }
+
     /// Names beginning with this, case-insensitively; pattern characters are literal.
     public var namePrefix: String?
     /// Only this cake type.
@@ -45,6 +80,8 @@ public struct OrderQuery: Sendable, Equatable {
     public var limit: Int
     /// Skip this many first.
     public var offset: Int
+    /// Begin after this position instead (then `offset` is 0).
+    public var after: Position?
 
     /// Creates a query.
     public init(
@@ -76,10 +113,13 @@ public struct OrderPage: Sendable, Equatable {
     public var orders: [StoredOrder]
     /// How many orders match the filters in all.
     public var total: Int
+    /// Whether more orders follow this page.
+    public var hasMore: Bool
 
     /// Creates a page.
-    public init(orders: [StoredOrder], total: Int) {
+    public init(orders: [StoredOrder], total: Int, hasMore: Bool = false) {
         self.orders = orders
         self.total = total
+        self.hasMore = hasMore
     }
 }

@@ -23,6 +23,20 @@ struct SQLiteListPlan {
         case false?: filters += SQLText("AND is_favorite = 0")
         case nil: break
         }
+        // Keyset paging: just after the position, in the sort's direction, on the same index
+        // the sort walks (a row-value range, which SQLite seeks to).
+        if query.after != nil {
+            switch (query.sort.key, query.sort.descending) {
+            case (.createdAt, false): filters += SQLText("AND id > :after_id")
+            case (.createdAt, true): filters += SQLText("AND id < :after_id")
+            case (.name, false): filters += SQLText("AND (name_key, id) > (:after_value, :after_id)")
+            case (.name, true): filters += SQLText("AND (name_key, id) < (:after_value, :after_id)")
+            case (.cost, false): filters += SQLText("AND (cost_cents, id) > (:after_value, :after_id)")
+            case (.cost, true): filters += SQLText("AND (cost_cents, id) < (:after_value, :after_id)")
+            case (.type, false): filters += SQLText("AND (type, id) > (:after_value, :after_id)")
+            case (.type, true): filters += SQLText("AND (type, id) < (:after_value, :after_id)")
+            }
+        }
 
         // The index that serves the filter (a range scan), or else the sort (an ordered walk).
         // Time sorts walk the primary key: ids are in placement order and created_at_ms never
@@ -83,9 +97,18 @@ struct SQLiteListPlan {
         if let type = query.type {
             statement.bind(statement.parameter(":type"), type)
         }
+        if let after = query.after {
+            statement.bind(statement.parameter(":after_id"), after.id)
+            switch after.value {
+            case .text(let text): statement.bind(statement.parameter(":after_value"), text: Array(text.utf8))
+            case .number(let number): statement.bind(statement.parameter(":after_value"), number)
+            case .none: break
+            }
+        }
         if window {
-            statement.bind(statement.parameter(":limit"), query.limit)
-            statement.bind(statement.parameter(":offset"), query.offset)
+            // One more than the page, to tell whether another page follows.
+            statement.bind(statement.parameter(":limit"), query.limit + 1)
+            statement.bind(statement.parameter(":offset"), query.after == nil ? query.offset : 0)
         }
     }
 

@@ -284,11 +284,13 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
             let orders = try connection.withStatement(plan.select) { select throws(StorageError) in
                 plan.bind(select, query, window: true)
                 var orders: [StoredOrder] = []
-                orders.reserveCapacity(min(query.limit, 128))
+                orders.reserveCapacity(min(query.limit + 1, 129))
                 while try select.step() { orders.append(Self.storedOrder(select)) }
                 return orders
             }
-            return OrderPage(orders: orders, total: total)
+            // The plan asks for one order more than the page, to tell whether another follows.
+            return OrderPage(
+                orders: Array(orders.prefix(query.limit)), total: total, hasMore: orders.count > query.limit)
         }
     }
 

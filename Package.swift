@@ -24,6 +24,12 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // libcurl: the checkout client's HTTP.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         // OpenSSL's libcrypto: SHA-256 of receipt tokens, which the server keeps only hashed.
         .systemLibrary(
             name: "CCrypto",
@@ -39,7 +45,7 @@ let package = Package(
         .target(
             name: "CupcakeServer", dependencies: ["CupcakeDomain", "CupcakeStorage", "CMicroHTTPD", "CCrypto"]),
         // Checkout: the client that places an order with an endpoint.
-        .target(name: "CupcakeCheckout", dependencies: ["CupcakeDomain"]),
+        .target(name: "CupcakeCheckout", dependencies: ["CupcakeDomain", "CCurl"]),
         // CLI: argument parsing and the commands, testable in-process.
         .target(
             name: "CupcakeCLI",

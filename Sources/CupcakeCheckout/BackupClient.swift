@@ -1,10 +1,6 @@
 import CupcakeDomain
 import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// Downloads a consistent copy of a running `cupcake serve`'s database (`GET …/api/backup`, the
 /// order endpoint's sibling), with the same transport, retries and credentials as placing an
 /// order. The body goes to a file as it arrives, never wholly into memory.
@@ -13,7 +9,7 @@ public final class BackupClient: Sendable {
 
     /// Creates a client.
     public init(configuration: CheckoutConfiguration) {
-        transport = Transport(configuration: configuration)
+        transport = Transport(configuration: configuration, staff: true)
     }
 
     /// Where the backup is asked for: `…/api/cupcakes` gives `…/api/backup`.
@@ -28,7 +24,7 @@ public final class BackupClient: Sendable {
         async throws(CheckoutError)
     {
         var request = transport.request("GET", url)
-        request.setValue("application/vnd.sqlite3", forHTTPHeaderField: "Accept")
+        request.setHeader("Accept", "application/vnd.sqlite3")
         _ = try await transport.send(request, destination: destination, events: events)
     }
 }

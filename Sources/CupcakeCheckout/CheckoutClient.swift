@@ -1,10 +1,6 @@
 import CupcakeDomain
 import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// Places orders with an endpoint.
 ///
 /// Each order is one POST with a fresh Idempotency-Key that every retry repeats, so a retry never
@@ -31,7 +27,7 @@ public final class CheckoutClient: Sendable {
         _ order: Order, idempotencyKey: String, events: @Sendable (TransportEvent) -> Void = { _ in }
     ) async throws(CheckoutError) -> Confirmation {
         var request = transport.request("POST", configuration.endpoint, body: Data(order.wireJSON))
-        request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key")
+        request.setHeader("Idempotency-Key", idempotencyKey)
         let answer = try await transport.send(request, events: events)
         return try Confirmation.decode(answer.data, sent: order)
     }

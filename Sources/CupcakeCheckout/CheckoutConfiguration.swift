@@ -9,8 +9,13 @@ import Foundation
 public struct CheckoutConfiguration: Sendable, Equatable {
     /// The order endpoint.
     public var endpoint = CheckoutConfiguration.defaultEndpoint
-    /// Sent as `x-api-key` when set.
+    /// The app's key, sent as `x-api-key` when placing an order.
     public var apiKey: String?
+    /// The shop's key, sent as `x-api-key` to list and change orders and make backups; the app
+    /// key stands in when it is not set.
+    public var staffKey: String?
+    /// A file of CA certificates to trust instead of the system's (for a shop's own HTTPS).
+    public var caFile: String?
     /// The deadline for each attempt, in seconds (fractions allowed).
     public var timeoutSeconds: Double = 10
     /// How many times to retry after the first attempt.
@@ -29,8 +34,11 @@ public struct CheckoutConfiguration: Sendable, Equatable {
         return url
     }()
 
+    /// An endpoint as it may be shown: without `user:password@`.
+    public static func display(_ url: URL) -> String { Transport.display(url) }
+
     /// The keys a config file may hold.
-    static let keys = ["endpoint", "apiKey", "timeoutSeconds", "retries", "headers"]
+    static let keys = ["endpoint", "apiKey", "staffKey", "caFile", "timeoutSeconds", "retries", "headers"]
 
     /// Applies a config file's JSON over these values.
     ///
@@ -73,6 +81,16 @@ public struct CheckoutConfiguration: Sendable, Equatable {
         if let value = object["apiKey"], !(value is NSNull) {
             guard let text = value as? String else { throw CheckoutError(.configuration, "'apiKey' must be a string") }
             apiKey = text.isEmpty ? nil : text
+        }
+        if let value = object["staffKey"], !(value is NSNull) {
+            guard let text = value as? String else { throw CheckoutError(.configuration, "'staffKey' must be a string") }
+            staffKey = text.isEmpty ? nil : text
+        }
+        if let value = object["caFile"], !(value is NSNull) {
+            guard let text = value as? String, !text.isEmpty else {
+                throw CheckoutError(.configuration, "'caFile' must be the path of a PEM file")
+            }
+            caFile = text
         }
         if let value = object["timeoutSeconds"] {
             guard let number = value as? NSNumber, String(cString: number.objCType) != "c", number.doubleValue > 0,
@@ -124,8 +142,10 @@ public struct CheckoutConfiguration: Sendable, Equatable {
             configuration.endpoint = try Self.endpoint(endpoint, source: "CUPCAKE_ENDPOINT")
         }
         if let key = environment["CUPCAKE_API_KEY"], !key.isEmpty { configuration.apiKey = key }
+        if let key = environment["CUPCAKE_STAFF_KEY"], !key.isEmpty { configuration.staffKey = key }
         if let endpoint = flags.endpoint { configuration.endpoint = try Self.endpoint(endpoint, source: "--endpoint") }
         if let key = flags.apiKey { configuration.apiKey = key.isEmpty ? nil : key }
+        if let key = flags.staffKey { configuration.staffKey = key.isEmpty ? nil : key }
         if let timeout = flags.timeoutSeconds { configuration.timeoutSeconds = timeout }
         if let retries = flags.retries { configuration.retries = retries }
         return configuration
@@ -137,6 +157,8 @@ public struct CheckoutConfiguration: Sendable, Equatable {
         public var endpoint: String?
         /// `--api-key`.
         public var apiKey: String?
+        /// `--staff-key`.
+        public var staffKey: String?
         /// `--timeout`.
         public var timeoutSeconds: Double?
         /// `--retries`.
@@ -147,10 +169,11 @@ public struct CheckoutConfiguration: Sendable, Equatable {
         /// Creates flags.
         public init(
             endpoint: String? = nil, apiKey: String? = nil, timeoutSeconds: Double? = nil, retries: Int? = nil,
-            config: String? = nil
+            config: String? = nil, staffKey: String? = nil
         ) {
             self.endpoint = endpoint
             self.apiKey = apiKey
+            self.staffKey = staffKey
             self.timeoutSeconds = timeoutSeconds
             self.retries = retries
             self.config = config

@@ -8,6 +8,8 @@ public struct CheckoutError: Error, Sendable, Equatable, CustomStringConvertible
         case temporary
         /// 401 or 403; exit 77.
         case unauthorized
+        /// 403 to a key that is right but may not do this (the app key listing orders); exit 77.
+        case forbidden
         /// 400 or 422: the endpoint refused the order; exit 65.
         case rejected
         /// An answer that is not the expected JSON; exit 76.

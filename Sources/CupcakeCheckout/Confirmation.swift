@@ -15,6 +15,11 @@ public struct Confirmation: Sendable, Equatable, Encodable {
     public var costCents: Int
     /// The currency.
     public var currency: String
+    /// The receipt token that lets the app key reach this order again (absent from a replay,
+    /// and from servers without one).
+    public var receiptToken: String?
+    /// Whether the shop marked it as a favourite.
+    public var isFavorite: Bool = false
 
     /// Decodes an answer and checks that it echoes `sent`.
     ///
@@ -47,9 +52,14 @@ public struct Confirmation: Sendable, Equatable, Encodable {
         if let number = body["costCents"] as? NSNumber, String(cString: number.objCType) != "c" {
             cost = number.intValue
         }
+        // Printed and kept: only a plain token (no control characters, no spaces) is believed.
+        let token = (body["receiptToken"] as? String).flatMap {
+            $0.utf8.count <= 200 && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } ? $0 : nil
+        }
         return Confirmation(
-            order: echoed, id: id, createdAt: createdAt, costCents: cost, currency: body["currency"] as? String ?? "USD"
-        )
+            order: echoed, id: TerminalText.escaped(id), createdAt: TerminalText.escaped(createdAt), costCents: cost,
+            currency: TerminalText.escaped(body["currency"] as? String ?? "USD"), receiptToken: token,
+            isFavorite: body["isFavorite"] as? Bool ?? false)
     }
 
     /// The answer's start, for messages: at most 80 characters on one line.
@@ -61,7 +71,7 @@ public struct Confirmation: Sendable, Equatable, Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, createdAt, costCents, currency
+        case id, createdAt, costCents, currency, isFavorite, receiptToken
     }
 
     /// Encodes the order's wire keys plus id, createdAt, costCents and currency.
@@ -72,5 +82,7 @@ public struct Confirmation: Sendable, Equatable, Encodable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(costCents, forKey: .costCents)
         try container.encode(currency, forKey: .currency)
+        try container.encode(isFavorite, forKey: .isFavorite)
+        try container.encodeIfPresent(receiptToken, forKey: .receiptToken)
     }
 }

@@ -1,10 +1,6 @@
 import CupcakeDomain
 import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// Reads and changes the order history at the collection the configured order endpoint names
 /// (`…/api/cupcakes`), with the same transport, retries and credentials as placing an order.
 public final class OrdersClient: Sendable {
@@ -12,7 +8,7 @@ public final class OrdersClient: Sendable {
 
     /// Creates a client.
     public init(configuration: CheckoutConfiguration) {
-        transport = Transport(configuration: configuration)
+        transport = Transport(configuration: configuration, staff: true)
     }
 
     /// The list filters and window, as query parameters.
@@ -52,34 +48,53 @@ public final class OrdersClient: Sendable {
         let query = components?.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
         components?.percentEncodedQuery = query
         guard let url = components?.url else {
-            throw CheckoutError(.configuration, "Cannot build a list URL from \(transport.configuration.endpoint).")
+            throw CheckoutError(
+                .configuration, "Cannot build a list URL from \(Transport.display(transport.configuration.endpoint)).")
         }
-        let answer = try await transport.send(transport.request("GET", url), events: events)
+        let answer = try await transport.send(
+            transport.request("GET", url), passing: [403], limit: Transport.listLimit, events: events)
+        if answer.status == 403 {
+            throw CheckoutError(
+                .forbidden,
+                "The endpoint lists orders only with the staff key (403): "
+                    + (Transport.serverMessage(answer.data) ?? "forbidden"))
+        }
         return try OrderListPage(json: answer.data)
     }
 
-    /// One order by id.
-    public func show(id: String, events: @Sendable (TransportEvent) -> Void = { _ in }) async throws(CheckoutError)
-        -> ListedOrder
+    /// One order by id; `token` is its receipt token, which the app key needs.
+    public func show(id: String, token: String? = nil, events: @Sendable (TransportEvent) -> Void = { _ in })
+        async throws(CheckoutError) -> ListedOrder
     {
-        let answer = try await transport.send(transport.request("GET", try url(id)), passing: [404], events: events)
+        let answer = try await transport.send(
+            request("GET", try url(id), token: token), passing: [404], events: events)
         return try single(answer, id: id)
+    }
+
+    /// A request for one order, with its receipt token when there is one.
+    private func request(_ method: String, _ url: URL, body: Data? = nil, token: String?) -> OutgoingRequest {
+        var request = transport.request(method, url, body: body)
+        if let token { request.setHeader("Order-Token", token) }
+        return request
     }
 
     /// Marks or unmarks an order as a favourite.
     public func setFavorite(
-        id: String, _ isFavorite: Bool, events: @Sendable (TransportEvent) -> Void = { _ in }
+        id: String, _ isFavorite: Bool, token: String? = nil, events: @Sendable (TransportEvent) -> Void = { _ in }
     ) async throws(CheckoutError) -> ListedOrder {
         let body = Data(#"{"isFavorite":\#(isFavorite)}"#.utf8)
         let answer = try await transport.send(
-            transport.request("PATCH", try url(id), body: body), passing: [404], events: events)
+            request("PATCH", try url(id), body: body, token: token), passing: [404], events: events)
         return try single(answer, id: id)
     }
 
     /// Cancels an order. A 404 on a retry counts as done: the first attempt deleted it and its
     /// answer was lost.
-    public func cancel(id: String, events: @Sendable (TransportEvent) -> Void = { _ in }) async throws(CheckoutError) {
-        let answer = try await transport.send(transport.request("DELETE", try url(id)), passing: [404], events: events)
+    public func cancel(id: String, token: String? = nil, events: @Sendable (TransportEvent) -> Void = { _ in })
+        async throws(CheckoutError)
+    {
+        let answer = try await transport.send(
+            request("DELETE", try url(id), token: token), passing: [404], events: events)
         if answer.status == 404 && answer.attempt == 1 {
             throw notFound(id)
         }
@@ -104,6 +119,6 @@ public final class OrdersClient: Sendable {
 
     private func notFound(_ id: String) -> CheckoutError {
         CheckoutError(
-            .notFound, "There is no order with id '\(id)' at \(transport.configuration.endpoint.absoluteString).")
+            .notFound, "There is no order with id '\(id)' at \(Transport.display(transport.configuration.endpoint)).")
     }
 }

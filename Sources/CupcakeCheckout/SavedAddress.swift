@@ -59,16 +59,17 @@ public struct SavedAddress: Sendable, Equatable, Codable {
         }
     }
 
-    /// Saves atomically (a temporary file renamed over the old one).
+    /// Saves atomically (a temporary file renamed over the old one), readable by the user only.
     ///
     /// - Throws: a message naming the file.
     public func save(in directory: URL) throws(CheckoutError) {
         let url = Self.file(in: directory)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try encoder.encode(self).write(to: url, options: .atomic)
+            try PrivateFiles.write(try encoder.encode(self), to: url)
+        } catch let error as PrivateFiles.FileError {
+            throw CheckoutError(.configuration, "Cannot write \(error.path): \(error.reason)")
         } catch {
             throw CheckoutError(.configuration, "Cannot write \(url.path): \(FileErrorText.reason(error))")
         }

@@ -39,7 +39,12 @@ struct BackupCommand: Command {
 
     func run(console: Console) async throws(CLIError) {
         let client = BackupClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
-        let partial = try PrivateFile.create(beside: file)
+        let partial: URL
+        do {
+            partial = try PrivateFiles.create(beside: file)
+        } catch {
+            throw CLIError(.cannotCreate, error.description)
+        }
         var keep = false
         defer { if !keep { unlink(partial.path) } }
         do {
@@ -52,9 +57,13 @@ struct BackupCommand: Command {
             orders = try SQLiteOrderStore.verify(path: partial.path)
         } catch {
             throw CLIError(
-                .protocol, "The answer from \(client.url.absoluteString) is not a usable database: \(error.message).")
+                .protocol, "The answer from \(CheckoutConfiguration.display(client.url)) is not a usable database: \(error.message).")
         }
-        try PrivateFile.replace(file, with: partial)
+        do {
+            try PrivateFiles.replace(file, with: partial)
+        } catch {
+            throw CLIError(.cannotCreate, error.description)
+        }
         keep = true
         let size = ByteCountFormatter.string(
             fromByteCount: Int64((try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0),

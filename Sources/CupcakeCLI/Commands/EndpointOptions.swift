@@ -9,7 +9,10 @@ enum EndpointOptions {
         .value(
             "--endpoint", valueName: "<url>", help: "Order endpoint (env CUPCAKE_ENDPOINT).",
             defaultValue: "http://127.0.0.1:8080/api/cupcakes", section: section),
-        .value("--api-key", valueName: "<key>", help: "Send as x-api-key (env CUPCAKE_API_KEY).", section: section),
+        .value("--api-key", valueName: "<key>", help: "The app key (env CUPCAKE_API_KEY).", section: section),
+        .value(
+            "--staff-key", valueName: "<key>", help: "The shop's key, to list and change any order (env CUPCAKE_STAFF_KEY).",
+            section: section),
         .value(
             "--timeout", valueName: "<seconds>", help: "Deadline for each attempt; fractions allowed.",
             defaultValue: "10",
@@ -29,7 +32,7 @@ enum EndpointOptions {
             apiKey: arguments.value("--api-key"),
             timeoutSeconds: try arguments.seconds("--timeout"),
             retries: try arguments.integer("--retries", in: 0...10),
-            config: arguments.value("--config"))
+            config: arguments.value("--config"), staffKey: arguments.value("--staff-key"))
     }
 
     static func configuration(_ flags: CheckoutConfiguration.Flags, console: Console) throws(CLIError)
@@ -49,7 +52,7 @@ enum EndpointOptions {
         switch error.code {
         case .unreachable: CLIError(.unavailable, error.message)
         case .temporary: CLIError(.temporary, error.message)
-        case .unauthorized: CLIError(.permission, error.message)
+        case .unauthorized, .forbidden: CLIError(.permission, error.message)
         case .rejected: CLIError(.data, error.message)
         case .protocolError: CLIError(.protocol, error.message)
         case .configuration: CLIError(.config, error.message)

@@ -62,7 +62,7 @@ struct OrderCommand: Command {
             if !json {
                 console.print(
                     "Dry run: the order is valid and costs \(Money(cents: valid.costCents)). "
-                        + "It would be sent to \(configuration.endpoint.absoluteString); nothing was sent.")
+                        + "It would be sent to \(CheckoutConfiguration.display(configuration.endpoint)); nothing was sent.")
             }
             console.print(JSONOutput.string(valid))
             return
@@ -87,6 +87,19 @@ struct OrderCommand: Command {
             throw EndpointOptions.cliError(error)
         }
         status.finish("Order placed.")
+        if let token = confirmation.receiptToken {
+            let receipts = Receipts(directory: ConfigFiles.dataDirectory(environment: console.environment))
+            do {
+                try receipts.add(
+                    Receipts.Receipt(
+                        id: confirmation.id, token: token,
+                        endpoint: CheckoutConfiguration.display(configuration.endpoint),
+                        createdAt: confirmation.createdAt))
+            } catch {
+                // The order is placed; only reaching it again with the app key is lost.
+                console.printError("Warning: the receipt was not kept: \(error.message)")
+            }
+        }
         if json {
             console.print(JSONOutput.string(confirmation))
             return

@@ -55,10 +55,14 @@ struct OrdersListCommand: Command {
     }
 
     func run(console: Console) async throws(CLIError) {
-        let client = OrdersClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
+        let configuration = try EndpointOptions.configuration(endpointFlags, console: console)
+        let client = OrdersClient(configuration: configuration)
         let page: OrderListPage
         do {
             page = try await client.list(listing)
+        } catch where error.code == .forbidden {
+            try await listReceipts(client, configuration, console: console, refusal: error)
+            return
         } catch {
             throw EndpointOptions.cliError(error)
         }
@@ -87,6 +91,47 @@ struct OrdersListCommand: Command {
     }
 }
 
+extension OrdersListCommand {
+    /// Without the staff key the server lists nothing (403): show the orders this machine
+    /// placed there instead, each fetched with its receipt token, and say so.
+    func listReceipts(
+        _ client: OrdersClient, _ configuration: CheckoutConfiguration, console: Console, refusal: CheckoutError
+    ) async throws(CLIError) {
+        let receipts = Receipts(directory: ConfigFiles.dataDirectory(environment: console.environment))
+        let kept: [Receipts.Receipt]
+        do {
+            kept = try receipts.receipts(at: configuration.endpoint)
+        } catch {
+            throw EndpointOptions.cliError(error)
+        }
+        guard !kept.isEmpty else { throw EndpointOptions.cliError(refusal) }
+        var orders: [ListedOrder] = []
+        for receipt in kept.reversed() {
+            // A cancelled order answers 404: leave it out.
+            if let order = try? await client.show(id: receipt.id, token: receipt.token) { orders.append(order) }
+        }
+        console.printError(
+            "The server lists orders only with the staff key; showing the \(orders.count) order"
+                + "\(orders.count == 1 ? "" : "s") placed from this machine (\(receipts.file.path)).")
+        if json {
+            let items = orders.map { String(decoding: $0.raw, as: UTF8.self) }.joined(separator: ",")
+            console.print(OrderTable.pretty(Data(("[" + items + "]").utf8)))
+            return
+        }
+        if orders.isEmpty {
+            console.print("No orders.")
+        } else {
+            for line in OrderTable.render(orders) { console.print(line) }
+        }
+    }
+}
+
+/// The receipt token of order `id` at the configured endpoint, if this machine placed it.
+func receiptToken(_ id: String, _ configuration: CheckoutConfiguration, _ console: Console) -> String? {
+    Receipts(directory: ConfigFiles.dataDirectory(environment: console.environment))
+        .token(for: id, at: configuration.endpoint)
+}
+
 /// `cupcake orders show ID`.
 struct OrdersShowCommand: Command {
     static let path = ["orders", "show"]
@@ -105,10 +150,11 @@ struct OrdersShowCommand: Command {
     }
 
     func run(console: Console) async throws(CLIError) {
-        let client = OrdersClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
+        let configuration = try EndpointOptions.configuration(endpointFlags, console: console)
+        let client = OrdersClient(configuration: configuration)
         let order: ListedOrder
         do {
-            order = try await client.show(id: id)
+            order = try await client.show(id: id, token: receiptToken(id, configuration, console))
         } catch {
             throw EndpointOptions.cliError(error)
         }
@@ -138,9 +184,10 @@ struct OrdersFavoriteCommand: Command {
     }
 
     func run(console: Console) async throws(CLIError) {
-        let client = OrdersClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
+        let configuration = try EndpointOptions.configuration(endpointFlags, console: console)
+        let client = OrdersClient(configuration: configuration)
         do {
-            _ = try await client.setFavorite(id: id, isFavorite)
+            _ = try await client.setFavorite(id: id, isFavorite, token: receiptToken(id, configuration, console))
         } catch {
             throw EndpointOptions.cliError(error)
         }
@@ -164,9 +211,10 @@ struct OrdersCancelCommand: Command {
     }
 
     func run(console: Console) async throws(CLIError) {
-        let client = OrdersClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
+        let configuration = try EndpointOptions.configuration(endpointFlags, console: console)
+        let client = OrdersClient(configuration: configuration)
         do {
-            try await client.cancel(id: id)
+            try await client.cancel(id: id, token: receiptToken(id, configuration, console))
         } catch {
             throw EndpointOptions.cliError(error)
         }

@@ -11,6 +11,15 @@ enum ConfigFiles {
         return URL(fileURLWithPath: home).appendingPathComponent(".config/cupcake")
     }
 
+    /// `$XDG_DATA_HOME/cupcake` (default `~/.local/share/cupcake`): receipts.
+    static func dataDirectory(environment: [String: String]) -> URL {
+        if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
+            return URL(fileURLWithPath: data).appendingPathComponent("cupcake")
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/cupcake")
+    }
+
     /// A file in that directory, if it exists.
     static func userFile(named name: String, environment: [String: String]) -> URL? {
         let url = directory(environment: environment).appendingPathComponent(name)

@@ -11,7 +11,7 @@ enum OrderTable {
         let header = ["ID", "PLACED", "NAME", "CAKES", "TOTAL", "★"]
         let rows = orders.map { order in
             [
-                order.id ?? missing, placed(order.createdAt), order.name.map(cell) ?? missing, cakes(order),
+                order.id.map(cell) ?? missing, placed(order.createdAt), order.name.map(cell) ?? missing, cakes(order),
                 order.costCents.map { Money(cents: $0).formatted } ?? missing, order.isFavorite == true ? "★" : "",
             ]
         }
@@ -68,10 +68,10 @@ enum OrderTable {
         return String(iso.prefix(19)).replacingOccurrences(of: "T", with: " ")
     }
 
-    /// Text made safe for one table cell: no control characters, at most 40 characters.
+    /// Text from the server made safe for one table cell: control and bidi characters escaped
+    /// (``TerminalText``), at most 40 characters.
     static func cell(_ text: String) -> String {
-        let clean = String(
-            String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        let clean = TerminalText.escaped(text)
         return clean.count > 40 ? String(clean.prefix(39)) + "…" : clean
     }
 
@@ -79,8 +79,8 @@ enum OrderTable {
     static func pretty(_ data: Data) -> String {
         guard let object = try? JSONSerialization.jsonObject(with: data),
             let pretty = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
-        else { return String(decoding: data, as: UTF8.self) }
-        return String(decoding: pretty, as: UTF8.self)
+        else { return TerminalText.escaped(String(decoding: data, as: UTF8.self)) }
+        return TerminalText.escapedJSON(String(decoding: pretty, as: UTF8.self))
     }
 
     /// The one positional id a command takes.

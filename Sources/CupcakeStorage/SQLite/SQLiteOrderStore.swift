@@ -51,7 +51,13 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
     public init(path: String, durability: Durability = .process, walRestartFrames: Int = 4096) throws(StorageError) {
         location = path
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // A new database is created readable by its owner only (names and addresses), and
+        // SQLite gives its WAL the database's mode. This descriptor is opened and closed before
+        // SQLite has opened the file, so there is no lock yet that closing it could drop.
+        let created = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        if created >= 0 { Glibc.close(created) }
         writer = try SQLiteConnection(path: path)
         try writer.execute("PRAGMA journal_mode = WAL")
         switch durability {

@@ -1,0 +1,162 @@
+import CCurl
+import Foundation
+
+/// One libcurl easy handle, reused for every request a client makes (so the pages of `orders
+/// list` go over one connection), one request at a time. `init` makes it, `deinit` frees it.
+final class CurlExchange: @unchecked Sendable {
+    // Safe: `handle` is used only while holding `lock`, by one request at a time.
+    private let lock = NSLock()
+    private let handle: UnsafeMutableRawPointer?
+    /// Makes libcurl's process-wide setup happen once, before the first handle.
+    private static let global: Void = { _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+    init() {
+        _ = Self.global
+        handle = curl_easy_init()
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+    }
+
+    /// What an exchange brought back.
+    struct Reply {
+        var status: Int
+        var headers: [String: String]
+        var body: Data
+    }
+
+    /// Why an exchange failed: libcurl's code and message, and whether the answer was cut off
+    /// at the size limit.
+    struct Failure: Error {
+        var code: CURLcode
+        var message: String
+        var tooLarge: Bool
+    }
+
+    /// Sends `request` and waits for the whole answer, on the calling thread.
+    ///
+    /// - Parameters:
+    ///   - timeout: the deadline for the whole exchange, in seconds.
+    ///   - limit: the most body bytes accepted; a longer answer fails (`tooLarge`).
+    ///   - destination: where a 2xx body goes instead of memory (an open descriptor).
+    ///   - caFile: certificates to trust instead of the system's.
+    func perform(
+        _ request: OutgoingRequest, timeout: Double, limit: Int, destination: Int32?, caFile: String?
+    ) -> Result<Reply, Failure> {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let handle else { return .failure(Failure(code: CURLE_FAILED_INIT, message: "no handle", tooLarge: false)) }
+        // Reset the options, keep the connection cache and the TLS session.
+        curl_easy_reset(handle)
+        let sink = Sink(limit: limit, destination: destination)
+        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        var list: UnsafeMutablePointer<curl_slist>?
+        for header in request.headers {
+            list = curl_slist_append(list, "\(header.name): \(header.value)")
+        }
+        // No "Expect: 100-continue" pause before the body.
+        list = curl_slist_append(list, "Expect:")
+        defer { curl_slist_free_all(list) }
+        let context = Unmanaged.passUnretained(sink).toOpaque()
+        let code: CURLcode = request.url.absoluteString.withCString { url in
+            errorBuffer.withUnsafeMutableBufferPointer { errors in
+                _ = cupcake_curl_set_string(handle, CURLOPT_URL, url)
+                // Only http and https, even where a redirect would lead (none is followed).
+                _ = cupcake_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+                _ = cupcake_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+                _ = cupcake_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
+                _ = cupcake_curl_set_long(handle, CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000)))
+                _ = cupcake_curl_set_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))
+                _ = cupcake_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, errors.baseAddress)
+                _ = cupcake_curl_set_callback(handle, CURLOPT_WRITEFUNCTION, Self.write)
+                _ = cupcake_curl_set_pointer(handle, CURLOPT_WRITEDATA, context)
+                _ = cupcake_curl_set_callback(handle, CURLOPT_HEADERFUNCTION, Self.header)
+                _ = cupcake_curl_set_pointer(handle, CURLOPT_HEADERDATA, context)
+                if let caFile { _ = cupcake_curl_set_string(handle, CURLOPT_CAINFO, caFile) }
+                switch request.method {
+                case "GET": _ = cupcake_curl_set_long(handle, CURLOPT_HTTPGET, 1)
+                case "HEAD": _ = cupcake_curl_set_long(handle, CURLOPT_NOBODY, 1)
+                default: _ = request.method.withCString { cupcake_curl_set_string(handle, CURLOPT_CUSTOMREQUEST, $0) }
+                }
+                if let body = request.body {
+                    _ = cupcake_curl_set_size(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+                    // Copied by libcurl before the call returns.
+                    _ = body.withUnsafeBytes {
+                        cupcake_curl_set_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
+                    }
+                }
+                return curl_easy_perform(handle)
+            }
+        }
+        guard code == CURLE_OK else {
+            let text = String(cString: errorBuffer)
+            let message = text.isEmpty ? String(cString: curl_easy_strerror(code)) : text
+            return .failure(Failure(code: code, message: message, tooLarge: sink.tooLarge))
+        }
+        return .success(Reply(status: cupcake_curl_response_code(handle), headers: sink.headers, body: sink.body))
+    }
+
+    /// Where an answer's bytes go while libcurl reads them.
+    private final class Sink {
+        let limit: Int
+        let destination: Int32?
+        var status = 0
+        var headers: [String: String] = [:]
+        var body = Data()
+        var written = 0
+        var tooLarge = false
+        var writeFailed = false
+
+        init(limit: Int, destination: Int32?) {
+            self.limit = limit
+            self.destination = destination
+        }
+    }
+
+    /// libcurl's write callback: the body, into memory up to the limit, or (a 2xx body with a
+    /// destination) into the file. Returning less than given stops the transfer.
+    private static let write: cupcake_curl_data_callback = { data, size, count, context in
+        guard let data, let context else { return 0 }
+        let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
+        let bytes = size * count
+        if let destination = sink.destination, (200...299).contains(sink.status) {
+            var offset = 0
+            while offset < bytes {
+                let step = Glibc.write(destination, data + offset, bytes - offset)
+                guard step > 0 else {
+                    sink.writeFailed = true
+                    return 0
+                }
+                offset += step
+            }
+            sink.written += bytes
+            return bytes
+        }
+        guard sink.body.count + bytes <= sink.limit else {
+            sink.tooLarge = true
+            return 0
+        }
+        sink.body.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: bytes)
+        return bytes
+    }
+
+    /// libcurl's header callback: one header line at a time; a status line starts a new answer
+    /// (after an interim 1xx).
+    private static let header: cupcake_curl_data_callback = { data, size, count, context in
+        guard let data, let context else { return 0 }
+        let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
+        let bytes = size * count
+        let line = String(decoding: UnsafeRawBufferPointer(start: data, count: bytes), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        if line.hasPrefix("HTTP/") {
+            let parts = line.split(separator: " ")
+            sink.status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            sink.headers = [:]
+        } else if let colon = line.firstIndex(of: ":") {
+            sink.headers[line[..<colon].lowercased()] = line[line.index(after: colon)...]
+                .trimmingCharacters(in: .whitespaces)
+        }
+        return bytes
+    }
+}

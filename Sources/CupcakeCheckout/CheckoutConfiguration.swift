@@ -83,7 +83,9 @@ public struct CheckoutConfiguration: Sendable, Equatable {
             apiKey = text.isEmpty ? nil : text
         }
         if let value = object["staffKey"], !(value is NSNull) {
-            guard let text = value as? String else { throw CheckoutError(.configuration, "'staffKey' must be a string") }
+            guard let text = value as? String else {
+                throw CheckoutError(.configuration, "'staffKey' must be a string")
+            }
             staffKey = text.isEmpty ? nil : text
         }
         if let value = object["caFile"], !(value is NSNull) {

@@ -12,7 +12,8 @@ public enum TerminalText {
         var result = ""
         for scalar in text.unicodeScalars {
             if needsEscape(scalar) {
-                result += scalar.value < 0x100
+                result +=
+                    scalar.value < 0x100
                     ? "\\x" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
                     : "\\u{" + String(scalar.value, radix: 16) + "}"
             } else {

@@ -57,7 +57,9 @@ struct BackupCommand: Command {
             orders = try SQLiteOrderStore.verify(path: partial.path)
         } catch {
             throw CLIError(
-                .protocol, "The answer from \(CheckoutConfiguration.display(client.url)) is not a usable database: \(error.message).")
+                .protocol,
+                "The answer from \(CheckoutConfiguration.display(client.url)) is not a usable database: \(error.message)."
+            )
         }
         do {
             try PrivateFiles.replace(file, with: partial)

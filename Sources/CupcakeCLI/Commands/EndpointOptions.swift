@@ -11,7 +11,8 @@ enum EndpointOptions {
             defaultValue: "http://127.0.0.1:8080/api/cupcakes", section: section),
         .value("--api-key", valueName: "<key>", help: "The app key (env CUPCAKE_API_KEY).", section: section),
         .value(
-            "--staff-key", valueName: "<key>", help: "The shop's key, to list and change any order (env CUPCAKE_STAFF_KEY).",
+            "--staff-key", valueName: "<key>",
+            help: "The shop's key, to list and change any order (env CUPCAKE_STAFF_KEY).",
             section: section),
         .value(
             "--timeout", valueName: "<seconds>", help: "Deadline for each attempt; fractions allowed.",

@@ -62,7 +62,8 @@ struct OrderCommand: Command {
             if !json {
                 console.print(
                     "Dry run: the order is valid and costs \(Money(cents: valid.costCents)). "
-                        + "It would be sent to \(CheckoutConfiguration.display(configuration.endpoint)); nothing was sent.")
+                        + "It would be sent to \(CheckoutConfiguration.display(configuration.endpoint)); nothing was sent."
+                )
             }
             console.print(JSONOutput.string(valid))
             return

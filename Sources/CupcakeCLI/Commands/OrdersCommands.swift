@@ -60,7 +60,7 @@ struct OrdersListCommand: Command {
         let page: OrderListPage
         do {
             page = try await client.list(listing)
-        } catch where error.code == .forbidden {
+        } catch  where error.code == .forbidden {
             try await listReceipts(client, configuration, console: console, refusal: error)
             return
         } catch {

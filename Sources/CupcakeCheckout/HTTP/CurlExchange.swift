@@ -46,7 +46,9 @@ final class CurlExchange: @unchecked Sendable {
     ) -> Result<Reply, Failure> {
         lock.lock()
         defer { lock.unlock() }
-        guard let handle else { return .failure(Failure(code: CURLE_FAILED_INIT, message: "no handle", tooLarge: false)) }
+        guard let handle else {
+            return .failure(Failure(code: CURLE_FAILED_INIT, message: "no handle", tooLarge: false))
+        }
         // Reset the options, keep the connection cache and the TLS session.
         curl_easy_reset(handle)
         let sink = Sink(limit: limit, destination: destination)
@@ -83,7 +85,8 @@ final class CurlExchange: @unchecked Sendable {
                     _ = cupcake_curl_set_size(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
                     // Copied by libcurl before the call returns.
                     _ = body.withUnsafeBytes {
-                        cupcake_curl_set_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
+                        cupcake_curl_set_pointer(
+                            handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
                     }
                 }
                 return curl_easy_perform(handle)

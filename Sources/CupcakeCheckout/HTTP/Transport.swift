@@ -178,7 +178,8 @@ final class Transport: Sendable {
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE,
             CURLE_SSL_CERTPROBLEM:
             return CheckoutError(
-                .unreachable, "Cannot reach \(endpoint): the TLS handshake failed (\(TerminalText.escaped(failure.message)))")
+                .unreachable,
+                "Cannot reach \(endpoint): the TLS handshake failed (\(TerminalText.escaped(failure.message)))")
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
             return CheckoutError(.configuration, "Cannot send to \(endpoint): \(failure.message)")
         case CURLE_WRITE_ERROR:

@@ -43,7 +43,9 @@ let package = Package(
         .target(name: "CupcakeStorage", dependencies: ["CupcakeDomain", "CSQLite"]),
         // Server: the reqres-compatible HTTP endpoint on libmicrohttpd.
         .target(
-            name: "CupcakeServer", dependencies: ["CupcakeDomain", "CupcakeStorage", "CMicroHTTPD", "CCrypto"]),
+            name: "CupcakeServer", dependencies: ["CupcakeDomain", "CupcakeStorage", "CMicroHTTPD", "CCrypto"],
+            // The OpenAPI description, compiled into the binary (a link to docs/openapi.yaml).
+            resources: [.embedInCode("Resources/openapi.yaml")]),
         // Checkout: the client that places an order with an endpoint.
         .target(name: "CupcakeCheckout", dependencies: ["CupcakeDomain", "CCurl"]),
         // CLI: argument parsing and the commands, testable in-process.

@@ -6,7 +6,7 @@ import CupcakeStorage
 struct ListParameters: Equatable {
     /// reqres's default page size.
     static let defaultPerPage = 6
-    /// The largest page size; larger requests are served at this size.
+    /// The largest page size (a larger one is a 400).
     static let maximumPerPage = 100
 
     /// The page number, or nil when the request goes on from a cursor.
@@ -31,24 +31,26 @@ struct ListParameters: Equatable {
         }
         let page = try Self.positive(parameters["page"], name: "page") ?? 1
         self.page = page
-        perPage = min(
-            try Self.positive(parameters["per_page"], name: "per_page") ?? Self.defaultPerPage, Self.maximumPerPage)
+        perPage = try Self.positive(parameters["per_page"], name: "per_page") ?? Self.defaultPerPage
+        guard perPage <= Self.maximumPerPage else {
+            throw Problem.badRequest("per_page may be at most \(Self.maximumPerPage), not \(perPage).")
+        }
         var query = OrderQuery()
         if let prefix = parameters["name_prefix"], !prefix.isEmpty { query.namePrefix = prefix }
-        if let text = parameters["type"], !text.isEmpty {
+        if let text = parameters["type"] {
             guard let type = CakeType(argument: text) else {
                 throw Problem.badRequest("type must be one of \(CakeType.choices), not '\(text)'.")
             }
             query.type = type.rawValue
         }
-        if let text = parameters["favorite"], !text.isEmpty {
+        if let text = parameters["favorite"] {
             switch text.lowercased() {
             case "true": query.favorite = true
             case "false": query.favorite = false
             default: throw Problem.badRequest("favorite must be true or false, not '\(text)'.")
             }
         }
-        if let text = parameters["sort"], !text.isEmpty {
+        if let text = parameters["sort"] {
             guard let sort = OrderQuery.Sort(parameter: text) else {
                 let keys = OrderQuery.SortKey.allCases.map(\.rawValue).joined(separator: ", ")
                 throw Problem.badRequest(

@@ -37,7 +37,12 @@ extension OrderAPI {
     /// needed: browsers send none with a preflight); from any other origin, 403 and no CORS
     /// headers, so the browser never sends the request. Without `Origin`, 204 with `Allow`.
     func preflight(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(Problem) {
-        let allowed = request.path == Self.backupPath ? "GET, OPTIONS" : "GET, HEAD, POST, PATCH, DELETE, OPTIONS"
+        let allowed =
+            switch request.path {
+            case Self.backupPath: "GET, OPTIONS"
+            case Self.collectionPath, Self.collectionPath + "/": "GET, HEAD, POST, OPTIONS"
+            default: "GET, HEAD, PATCH, DELETE, OPTIONS"
+            }
         guard let origin = request.header("origin") else {
             respond(HTTPResponse(status: 204, headers: [("Allow", allowed)]))
             return

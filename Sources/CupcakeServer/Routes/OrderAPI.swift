@@ -79,6 +79,14 @@ public final class OrderAPI: HTTPHandler {
 
     private func route(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws {
         let path = request.path
+        if path == "/openapi.yaml" {
+            try allow(request, ["GET", "HEAD"])
+            respond(
+                HTTPResponse(
+                    status: 200, headers: [("Content-Type", "application/yaml"), ("Cache-Control", "max-age=300")],
+                    body: PackageResources.openapi_yaml))
+            return
+        }
         if path == "/healthz" {
             try allow(request, ["GET", "HEAD"])
             respond(.json(200, Array(#"{"status":"ok"}"#.utf8)))
@@ -399,8 +407,11 @@ public final class OrderAPI: HTTPHandler {
     static func idempotencyKey(_ request: HTTPRequest) throws(Problem) -> String? {
         guard let key = request.header("idempotency-key") else { return nil }
         let trimmed = key.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= maximumKeyLength else {
-            throw Problem.badRequest("Idempotency-Key must be 1 to \(maximumKeyLength) characters.")
+        guard !trimmed.isEmpty, trimmed.utf8.count <= maximumKeyLength,
+            trimmed.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E })
+        else {
+            throw Problem.badRequest(
+                "Idempotency-Key must be 1 to \(maximumKeyLength) visible ASCII characters (a UUID will do).")
         }
         return trimmed
     }

@@ -61,7 +61,7 @@ public struct Receipts: Sendable {
         var kept = try all().filter { !($0.id == receipt.id && $0.endpoint == receipt.endpoint) }
         kept.append(receipt)
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
             try PrivateFiles.write(try encoder.encode(kept), to: file)
         } catch let error as PrivateFiles.FileError {

@@ -50,6 +50,22 @@ import Testing
         #expect(captured.text.hasSuffix(" POST / \(shown) \(duration) request_id=r\n"))
     }
 
+    @Test func whatTheLimitsTurnedAwayIsCountedInOneLine() {
+        let captured = TextCollector()
+        let log = AccessLog(enabled: true, write: captured.add)
+        log.summarizeLimits()  // nothing turned away: no line
+        for _ in 0..<3 { log.limited(.posts) }
+        log.limited(.connections)
+        log.summarizeLimits()
+        #expect(
+            captured.waitFor(
+                containing:
+                    "limits: 1 connections closed at the per-address limit; 3 POSTs answered 429 (rate per address)\n"))
+        log.summarizeLimits()  // counted once
+        log.flush()
+        #expect(captured.text.components(separatedBy: "limits:").count == 2)
+    }
+
     @Test func requestIDsAreUniqueWithOneProcessPrefix() {
         let log = AccessLog(enabled: false, write: { _ in })
         let ids = (0..<1000).map { _ in log.nextRequestID() }

@@ -29,6 +29,14 @@ enum ClientAddress {
     /// Whether a `Host` header names this machine's loopback: `localhost` (or a name under
     /// it, RFC 6761), an address in 127.0.0.0/8, or `[::1]`; with or without a port.
     static func isLoopbackHost(_ host: String) -> Bool {
+        // Every keyless request asks this: the usual answers without making a string.
+        var bytes = Substring(host).utf8
+        if let colon = bytes.lastIndex(of: UInt8(ascii: ":")), !bytes.contains(UInt8(ascii: "]")),
+            bytes[bytes.index(after: colon)...].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+        {
+            bytes = bytes[..<colon]
+        }
+        if bytes.elementsEqual("127.0.0.1".utf8) || bytes.elementsEqual("localhost".utf8) { return true }
         var name = host.lowercased()
         if name.hasPrefix("[") {
             guard let close = name.firstIndex(of: "]") else { return false }

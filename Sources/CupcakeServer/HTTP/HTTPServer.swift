@@ -44,6 +44,8 @@ public final class HTTPServer: @unchecked Sendable {
     let log: AccessLog
     /// The request headers copied into each ``HTTPRequest``.
     let headerNames: [String]
+    /// The same names as C strings, made once (a Swift string passed to C is copied each time).
+    let headerCNames: [[CChar]]
     private var daemon: OpaquePointer?
     private var listenSocket: Int32 = -1
     /// Spreads new connections over the workers; set before the first connection arrives.
@@ -69,6 +71,7 @@ public final class HTTPServer: @unchecked Sendable {
         headerNames: [String] = HTTPRequest.headerNames
     ) {
         self.headerNames = headerNames
+        headerCNames = headerNames.map { Array($0.utf8CString) }
         self.host = host
         requestedPort = port
         self.limits = limits
@@ -138,7 +141,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// The client of the request on `connection`: its peer, or behind a trusted proxy the
     /// address that proxy forwards for.
     func clientAddress(of connection: OpaquePointer) -> String {
-        let peer = peerAddress(of: connection)
+        // The peer's address as read once when the connection started.
+        let peer = watchedConnection(connection)?.address ?? peerAddress(of: connection)
         guard limits.trustedProxies.contains(peer) else { return peer }
         let forwarded = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Forwarded-For").map {
             String(cString: $0)

@@ -163,13 +163,7 @@ let accessHandler: MHD_AccessHandlerCallback = {
     context.lock.unlock()
     if alreadyStarted { return .YES }
 
-    var headers: [String: String] = [:]
-    for name in server.headerNames {
-        let value = name.withCString { MHD_lookup_connection_value(connection, .HEADER_KIND, $0) }
-        if let value {
-            headers[name] = String(cString: value)
-        }
-    }
+    let headers = server.wantedHeaders(of: connection)
     let request = HTTPRequest(
         method: context.method, path: context.path,
         query: MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil) > 0
@@ -281,6 +275,39 @@ func framingProblem(_ connection: OpaquePointer, needsHost: Bool) -> String? {
         return "An HTTP/1.1 request needs exactly one Host header."
     }
     return nil
+}
+
+extension HTTPServer {
+    /// The request headers the handler reads (``headerNames``), with lower-cased names, in one
+    /// pass over the request's headers (the first of a repeated one, as a lookup gives).
+    func wantedHeaders(of connection: OpaquePointer) -> [String: String] {
+        final class Box {
+            let names: [String]
+            let cNames: [[CChar]]
+            var found: [String: String] = [:]
+            init(names: [String], cNames: [[CChar]]) {
+                self.names = names
+                self.cNames = cNames
+            }
+        }
+        let box = Box(names: headerNames, cNames: headerCNames)
+        _ = MHD_get_connection_values(
+            connection, .HEADER_KIND,
+            { cls, _, key, value in
+                guard let cls, let key, let value else { return .YES }
+                let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
+                for index in box.cNames.indices
+                where box.cNames[index].withUnsafeBufferPointer({
+                    $0.baseAddress.map { strcasecmp(key, $0) == 0 } ?? false
+                }) {
+                    let name = box.names[index]
+                    if box.found[name] == nil { box.found[name] = String(cString: value) }
+                    break
+                }
+                return .YES
+            }, Unmanaged.passUnretained(box).toOpaque())
+        return box.found
+    }
 }
 
 /// The connection's peer address as text ("" when unknown).

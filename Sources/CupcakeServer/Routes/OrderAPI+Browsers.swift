@@ -21,9 +21,8 @@ extension OrderAPI {
         return { response in
             var response = response
             response.headers.append(("X-Content-Type-Options", "nosniff"))
-            if isAPI, response.header("Cache-Control") == nil {
-                response.headers.append(("Cache-Control", "no-store"))
-            }
+            // No /api answer sets a Cache-Control of its own.
+            if isAPI { response.headers.append(("Cache-Control", "no-store")) }
             if let origin {
                 response.headers.append(("Access-Control-Allow-Origin", origin))
                 response.headers.append(("Access-Control-Expose-Headers", Self.corsExposedHeaders))

@@ -93,7 +93,7 @@ final class CurlExchange: @unchecked Sendable {
             }
         }
         guard code == CURLE_OK else {
-            let text = String(cString: errorBuffer)
+            let text = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let message = text.isEmpty ? String(cString: curl_easy_strerror(code)) : text
             return .failure(Failure(code: code, message: message, tooLarge: sink.tooLarge))
         }

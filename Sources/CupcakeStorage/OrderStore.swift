@@ -28,6 +28,19 @@ public protocol OrderStore: AnyObject, Sendable {
     /// The stored answer for an Idempotency-Key, if any.
     func idempotencyRecord(key: String) throws(StorageError) -> IdempotencyRecord?
 
+    /// Claims an Idempotency-Key for one request, so that no other request (on any instance
+    /// sharing the database) stores an order with it meanwhile.
+    ///
+    /// - Returns: ``IdempotencyClaimResult/claimed`` (insert the order with the key, then
+    ///   ``releaseIdempotencyKey(_:committed:)``), ``IdempotencyClaimResult/inFlight``, or the
+    ///   answer already stored for it.
+    func claimIdempotencyKey(_ key: String, fingerprint: [UInt8], nowMilliseconds: Int64) throws(StorageError)
+        -> IdempotencyClaimResult
+
+    /// Gives a claimed key up: after its order committed (`committed`), or after it failed, so
+    /// that a retry may claim it again.
+    func releaseIdempotencyKey(_ key: String, committed: Bool)
+
     /// Forgets idempotency keys recorded before a time; returns how many.
     @discardableResult
     func purgeIdempotencyKeys(recordedBefore milliseconds: Int64) throws(StorageError) -> Int

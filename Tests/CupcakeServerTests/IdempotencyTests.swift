@@ -155,6 +155,12 @@ final class GatedStore: OrderStore, @unchecked Sendable {
     func purgeIdempotencyKeys(recordedBefore milliseconds: Int64) throws(StorageError) -> Int {
         try inner.purgeIdempotencyKeys(recordedBefore: milliseconds)
     }
+    func claimIdempotencyKey(_ key: String, fingerprint: [UInt8], nowMilliseconds: Int64) throws(StorageError)
+        -> IdempotencyClaimResult
+    {
+        try inner.claimIdempotencyKey(key, fingerprint: fingerprint, nowMilliseconds: nowMilliseconds)
+    }
+    func releaseIdempotencyKey(_ key: String, committed: Bool) { inner.releaseIdempotencyKey(key, committed: committed) }
     func close() { inner.close() }
 }
 

@@ -21,7 +21,6 @@ public final class OrderAPI: HTTPHandler {
     let failedKeys: TokenBuckets
     /// POSTs per client address, when limited.
     let posts: TokenBuckets?
-    let inFlight = InFlightKeys()
     let now: @Sendable () -> Int64
     /// Makes backups, when the store can.
     let backups: BackupMaker?
@@ -324,42 +323,34 @@ public final class OrderAPI: HTTPHandler {
             }
             return
         }
-        guard inFlight.begin(key) else {
-            throw Problem.conflict("A request with this Idempotency-Key is still in progress; retry later.")
-        }
         let fingerprint = order.wireJSON
-        do {
-            if let record = try store.idempotencyRecord(key: key) {
-                inFlight.end(key)
-                guard record.fingerprint == fingerprint else {
-                    throw Problem.unprocessable(
-                        "This Idempotency-Key was already used with a different order; use a new key for a new order.")
-                }
-                respond(
-                    HTTPResponse(
-                        status: record.status,
-                        headers: [
-                            ("Content-Type", "application/json"),
-                            ("Location", "\(Self.collectionPath)/\(record.orderID)"),
-                            ("Idempotent-Replayed", "true"),
-                        ], body: record.body))
-                return
+        switch try store.claimIdempotencyKey(key, fingerprint: fingerprint, nowMilliseconds: now()) {
+        case .inFlight:
+            throw Problem.conflict("A request with this Idempotency-Key is still in progress; retry later.")
+        case .used(let record):
+            guard record.fingerprint == fingerprint else {
+                throw Problem.unprocessable(
+                    "This Idempotency-Key was already used with a different order; use a new key for a new order.")
             }
-        } catch {
-            inFlight.end(key)
-            throw error
-        }
-        let claim = IdempotencyClaim(key: key, fingerprint: fingerprint, status: 201) { $0.json }
-        var keyed = newOrder
-        keyed.idempotency = claim
-        committer.submit(keyed) { [inFlight, log] result in
-            inFlight.end(key)
-            respond(Self.created(result, receipt: token, requestID: request.requestID, log: log))
+            respond(
+                HTTPResponse(
+                    status: record.status,
+                    headers: [
+                        ("Content-Type", "application/json"),
+                        ("Location", "\(Self.collectionPath)/\(record.orderID)"),
+                        ("Idempotent-Replayed", "true"),
+                    ], body: record.body))
+        case .claimed:
+            let claim = IdempotencyClaim(key: key, fingerprint: fingerprint, status: 201) { $0.json }
+            var keyed = newOrder
+            keyed.idempotency = claim
+            committer.submit(keyed) { [store, log] result in
+                store.releaseIdempotencyKey(key, committed: (try? result.get()) != nil)
+                respond(Self.created(result, receipt: token, requestID: request.requestID, log: log))
+            }
         }
     }
 
-    /// The answer to a POST: 201 with the order and its receipt token (the only time the token
-    /// is shown: a replay of the same Idempotency-Key answers without it), or the failure.
     static func created(
         _ result: Result<StoredOrder, StorageError>, receipt: ReceiptToken, requestID: String, log: AccessLog
     ) -> HTTPResponse {

@@ -36,6 +36,8 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
     /// changes add up, so their order does not matter).
     private var counts = OrderCounts()
     private let countsLock = NSLock()
+    /// Idempotency-Keys claimed by requests in flight.
+    private let inFlight = InFlightKeys()
     /// The database file and WAL as opened, checked after every write; set once in init.
     private var files: DatabaseFiles?
     /// The file found deleted, renamed or replaced, after which every write is refused; guarded
@@ -433,6 +435,26 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
                     orderID: query.int64(3), createdAtMilliseconds: query.int64(4))
             }
         }
+    }
+
+    public func claimIdempotencyKey(_ key: String, fingerprint: [UInt8], nowMilliseconds: Int64)
+        throws(StorageError) -> IdempotencyClaimResult
+    {
+        guard inFlight.begin(key) else { return .inFlight }
+        do {
+            if let record = try idempotencyRecord(key: key) {
+                inFlight.end(key)
+                return .used(record)
+            }
+        } catch {
+            inFlight.end(key)
+            throw error
+        }
+        return .claimed
+    }
+
+    public func releaseIdempotencyKey(_ key: String, committed: Bool) {
+        inFlight.end(key)
     }
 
     public func purgeIdempotencyKeys(recordedBefore milliseconds: Int64) throws(StorageError) -> Int {

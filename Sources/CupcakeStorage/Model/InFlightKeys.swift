@@ -1,7 +1,8 @@
 import Foundation
 
-/// The Idempotency-Keys whose first request is still being handled. A second request with one
-/// of them gets 409 until the first finishes (and its answer is stored for replay).
+/// The Idempotency-Keys whose first request is still being handled, in this process: the
+/// SQLite engine's claims (one process holds its database). A second request with one of them
+/// gets 409 until the first finishes (and its answer is stored for replay).
 final class InFlightKeys: @unchecked Sendable {
     // Safe: `keys` is only touched while holding `lock`.
     private let lock = NSLock()

@@ -24,6 +24,12 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // libpq: the PostgreSQL engine.
+        .systemLibrary(
+            name: "CPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         // libcurl: the checkout client's HTTP.
         .systemLibrary(
             name: "CCurl",
@@ -39,8 +45,8 @@ let package = Package(
 
         // Domain: the Order, its rules and its price. No I/O.
         .target(name: "CupcakeDomain"),
-        // Storage: the OrderStore protocol and its SQLite engine.
-        .target(name: "CupcakeStorage", dependencies: ["CupcakeDomain", "CSQLite"]),
+        // Storage: the OrderStore protocol and its engines, SQLite and PostgreSQL.
+        .target(name: "CupcakeStorage", dependencies: ["CupcakeDomain", "CSQLite", "CPostgres"]),
         // Server: the reqres-compatible HTTP endpoint on libmicrohttpd.
         .target(
             name: "CupcakeServer", dependencies: ["CupcakeDomain", "CupcakeStorage", "CMicroHTTPD", "CCrypto"],

@@ -31,11 +31,9 @@ ensure_command() {
     fi
 }
 
-# The Debian packages every build needs: the C libraries behind CSQLite, CMicroHTTPD and CCrypto
-# (OpenSSL's libcrypto), and
-# libcurl's development files, which a release build linked with --static-swift-stdlib needs
-# for FoundationNetworking.
-BUILD_PACKAGES=(pkg-config libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev)
+# The Debian packages every build needs: the C libraries behind the system-library targets
+# (CSQLite, CMicroHTTPD, CCurl, CCrypto for OpenSSL's libcrypto, CPostgres for libpq).
+BUILD_PACKAGES=(pkg-config libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libpq-dev)
 
 # build_release: the release `cupcake`, with the Swift runtime and Foundation linked in
 # statically (a one-shot `cupcake order` starts in about 20 ms instead of 30).

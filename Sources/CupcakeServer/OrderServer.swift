@@ -24,15 +24,26 @@ public final class OrderServer: @unchecked Sendable {
 
     /// Opens the database and starts listening.
     ///
+    /// - Parameter databasePath: a SQLite file, or a PostgreSQL URL (`postgres://…`,
+    ///   `postgresql://…`) for an instance among several over one database.
     /// - Throws: ``StorageError`` or ``ServerError``.
     public init(configuration: ServerConfiguration, databasePath: String, log: AccessLog) throws {
-        let store = try SQLiteOrderStore(path: databasePath, durability: configuration.durability)
         var limits = HTTPServer.Limits()
+        limits.threads = configuration.threads
+        let store: any OrderStore
+        if PostgresOrderStore.isURL(databasePath) {
+            // A connection per worker, one for the group commit and one more for claims and
+            // cancels, unless the configuration says.
+            let poolSize =
+                configuration.databasePoolSize > 0 ? configuration.databasePoolSize : limits.workerThreads + 2
+            store = try PostgresOrderStore(url: databasePath, poolSize: poolSize)
+        } else {
+            store = try SQLiteOrderStore(path: databasePath, durability: configuration.durability)
+        }
         limits.bodyBytes = configuration.bodyLimitBytes
         limits.connections = configuration.connectionLimit
         limits.idleTimeoutSeconds = configuration.idleTimeoutSeconds
         limits.requestTimeoutSeconds = configuration.requestTimeoutSeconds
-        limits.threads = configuration.threads
         limits.connectionsPerClient = configuration.connectionsPerClient
         limits.trustedProxies = Set(configuration.trustedProxies)
         let placement =
@@ -43,7 +54,7 @@ public final class OrderServer: @unchecked Sendable {
         }
         let api = OrderAPI(
             store: store, committer: committer, access: configuration.access, log: log,
-            backupDatabasePath: databasePath)
+            backupDatabasePath: store is SQLiteOrderStore ? databasePath : nil)
         api.backups?.removeLeftovers()
         let http = HTTPServer(
             host: configuration.host, port: configuration.port, limits: limits, handler: api, log: log)

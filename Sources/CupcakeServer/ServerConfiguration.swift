@@ -7,8 +7,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var host = "127.0.0.1"
     /// The port; 0 picks a free one (the startup line says which).
     public var port = 8080
-    /// The SQLite file; `nil` means `$XDG_DATA_HOME/cupcake/orders.sqlite`.
+    /// The SQLite file, or a PostgreSQL URL; `nil` means `$XDG_DATA_HOME/cupcake/orders.sqlite`.
     public var database: String?
+    /// PostgreSQL connections per instance; 0 means one per worker and two more.
+    public var databasePoolSize = 0
     /// The app's key (`x-api-key`): place orders, and reach one order with its receipt token.
     public var apiKey: String?
     /// The shop's key (`x-api-key`): everything.
@@ -50,7 +52,8 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// The keys a server config file may hold.
     static let keys: Set<String> = [
-        "host", "port", "database", "apiKey", "staffKey", "insecureNoKeys", "corsOrigins", "trustedProxies",
+        "host", "port", "database", "databasePoolSize", "apiKey", "staffKey", "insecureNoKeys", "corsOrigins",
+        "trustedProxies",
         "connectionsPerClient", "postsPerSecondPerClient", "postBurstPerClient", "failedKeysPerMinute",
         "bodyLimitBytes", "connectionLimit", "idleTimeoutSeconds", "requestTimeoutSeconds", "threads", "pinThreads",
         "durability", "accessLog",
@@ -115,6 +118,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         if let host = try string("host") { self.host = host }
         if let port = try integer("port", 0...65535) { self.port = port }
         if let database = try string("database") { self.database = database }
+        if let size = try integer("databasePoolSize", 0...1000) { databasePoolSize = size }
         if let apiKey = try string("apiKey") { self.apiKey = apiKey.isEmpty ? nil : apiKey }
         if let staffKey = try string("staffKey") { self.staffKey = staffKey.isEmpty ? nil : staffKey }
         func strings(_ key: String) throws(ConfigurationError) -> [String]? {

@@ -160,7 +160,9 @@ final class GatedStore: OrderStore, @unchecked Sendable {
     {
         try inner.claimIdempotencyKey(key, fingerprint: fingerprint, nowMilliseconds: nowMilliseconds)
     }
-    func releaseIdempotencyKey(_ key: String, committed: Bool) { inner.releaseIdempotencyKey(key, committed: committed) }
+    func releaseIdempotencyKey(_ key: String, committed: Bool) {
+        inner.releaseIdempotencyKey(key, committed: committed)
+    }
     func close() { inner.close() }
 }
 

@@ -9,10 +9,11 @@ struct ServeCommand: Command {
     static let path = ["serve"]
     static let abstract = "Run the order service (reqres-compatible, SQLite-backed)."
     static let usageArguments =
-        "[--host <host>] [--port <port>] [--database <path>] [--api-key <key>] [--staff-key <key>] "
+        "[--host <host>] [--port <port>] [--database <path|url>] [--api-key <key>] [--staff-key <key>] "
         + "[--insecure-no-keys] [--config <path>] [--durability <mode>] [--threads <n>] [--no-pin-threads] [--quiet]"
     static let discussion: String? = """
-        Settings come from flags, then the environment (CUPCAKE_API_KEY, CUPCAKE_STAFF_KEY), then
+        Settings come from flags, then the environment (CUPCAKE_DATABASE_URL, CUPCAKE_API_KEY,
+        CUPCAKE_STAFF_KEY), then
         the config file (--config, else $XDG_CONFIG_HOME/cupcake/server.json when it exists), then
         the defaults in Config/server.json. The app key may place orders and reach one order with
         its receipt token; the staff key may do everything. Without keys the server answers only
@@ -23,7 +24,8 @@ struct ServeCommand: Command {
         .value("--host", valueName: "<host>", help: "Address to listen on.", defaultValue: "127.0.0.1"),
         .value("--port", valueName: "<port>", help: "Port to listen on; 0 picks a free one.", defaultValue: "8080"),
         .value(
-            "--database", valueName: "<path>", help: "SQLite file.",
+            "--database", valueName: "<path|url>",
+            help: "SQLite file, or postgres://user@host:port/db for PostgreSQL (env CUPCAKE_DATABASE_URL).",
             defaultValue: "$XDG_DATA_HOME/cupcake/orders.sqlite"),
         .value("--api-key", valueName: "<key>", help: "The app's key: place orders, reach one's own order."),
         .value("--staff-key", valueName: "<key>", help: "The shop's key: list, read, change any order, backups."),
@@ -64,6 +66,7 @@ struct ServeCommand: Command {
                 throw CLIError(.config, "Config file \(fileURL.path) \(error).")
             }
         }
+        if let url = environment["CUPCAKE_DATABASE_URL"], !url.isEmpty { configuration.database = url }
         if let key = environment["CUPCAKE_API_KEY"], !key.isEmpty { configuration.apiKey = key }
         if let key = environment["CUPCAKE_STAFF_KEY"], !key.isEmpty { configuration.staffKey = key }
         if let host = arguments.value("--host") { configuration.host = host }

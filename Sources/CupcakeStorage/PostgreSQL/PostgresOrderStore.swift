@@ -1,0 +1,387 @@
+import CPostgres
+import CupcakeDomain
+import Foundation
+
+/// The PostgreSQL engine: for several `cupcake serve` instances over one database.
+///
+/// - Every batch the group commit gathers is one transaction of one statement (orders,
+///   Idempotency-Key answers and the counts per type and favourite), committed with
+///   `synchronous_commit` on before anyone is answered. Ids come from the table's sequence, so
+///   they are unique across instances and never handed out twice.
+/// - An Idempotency-Key is claimed in the database (a row marked in flight, with this
+///   instance's claim id and an expiry), so the same key sent to two instances at once makes one
+///   order, and the answer is stored in the order's own transaction. A claim an instance never
+///   finished (it died) expires after ``claimSeconds`` and may then be taken over.
+/// - Totals come from `order_counts`, kept in the same transactions, so a page costs the same
+///   at 10 thousand or a million orders; a name prefix is counted in its index.
+/// - A connection that breaks is replaced by the pool; while the database is down every call
+///   fails with a temporary error (503), and the store recovers by itself when it is back.
+public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
+    // Safe: `pool` is thread-safe; `claims` is only touched while holding `claimsLock`.
+    public let location: String
+    private let pool: PostgresPool
+    private let claimsLock = NSLock()
+    private var claims: [String: String] = [:]
+    /// This instance's prefix for claim ids.
+    private let instance = UUID().uuidString
+    private var claimCounter = 0
+    /// How long an unfinished claim holds its key.
+    static let claimSeconds: Int64 = 10
+
+    /// Connects (checking the database is reachable) and migrates the schema.
+    ///
+    /// - Parameters:
+    ///   - url: `postgres://…` or `postgresql://…`, or any connection string libpq accepts.
+    ///   - poolSize: the most connections this instance opens.
+    ///   - statementTimeoutMilliseconds: the longest any statement may run.
+    public init(url: String, poolSize: Int, statementTimeoutMilliseconds: Int = 5_000) throws(StorageError) {
+        location = Self.describe(url)
+        pool = PostgresPool(conninfo: url, size: poolSize, statementTimeoutMilliseconds: statementTimeoutMilliseconds)
+        do {
+            try pool.withConnection { connection throws(StorageError) in try PostgresSchema.migrate(connection) }
+        } catch {
+            pool.close()
+            throw error.code == .temporary ? StorageError(.unavailable, error.message) : error
+        }
+    }
+
+    /// Whether `database` names a PostgreSQL database rather than a SQLite file.
+    public static func isURL(_ database: String) -> Bool {
+        database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
+    }
+
+    /// "PostgreSQL at host:port/db as user", from what libpq makes of the URL; never the password.
+    static func describe(_ url: String) -> String {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(url, &error) else {
+            PQfreemem(error)
+            return "PostgreSQL"
+        }
+        defer { PQconninfoFree(options) }
+        var values: [String: String] = [:]
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        let host = values["host"] ?? values["hostaddr"] ?? "localhost"
+        let port = values["port"].map { ":\($0)" } ?? ""
+        let database = values["dbname"].map { "/\($0)" } ?? ""
+        let user = values["user"].map { " as \($0)" } ?? ""
+        return "PostgreSQL at \(host)\(port)\(database)\(user)"
+    }
+
+    // MARK: - Writing
+
+    public func insert(_ batch: [NewOrder]) throws(StorageError) -> [StoredOrder] {
+        guard !batch.isEmpty else { return [] }
+        return try pool.withConnection { connection throws(StorageError) -> [StoredOrder] in
+            // Numbers first (a sequence is not transactional: a failed batch leaves a gap, never
+            // a reused id), ascending in batch order, so ids are placement order.
+            let numbered = try connection.query(
+                SQLText("SELECT nextval('orders_id_seq') FROM generate_series(1, $1::integer)"),
+                [.integer(Int64(batch.count))])
+            let newIDs = (0..<numbered.rows.count).map { numbered.integer($0, 0) }.sorted()
+            let stored = zip(batch, newIDs).map { item, id in
+                StoredOrder(
+                    id: id, order: item.order, costCents: item.costCents,
+                    createdAtMilliseconds: item.createdAtMilliseconds, isFavorite: item.isFavorite,
+                    receiptHash: item.receiptHash)
+            }
+            try transaction(connection) { () throws(StorageError) in
+                let keyed = zip(batch, stored).compactMap { item, order in item.idempotency.map { ($0, order) } }
+                let claimIDs = claimsLock.withLock { keyed.map { claims[$0.0.key] ?? "" } }
+                var counts: [String: Int64] = [:]
+                for order in stored { counts["\(order.order.type),\(order.isFavorite)", default: 0] += 1 }
+                let countKeys = counts.keys.sorted()
+                let updated = try connection.query(
+                    SQLText(
+                        """
+                        WITH added AS (
+                            INSERT INTO orders (id, type, quantity, special_request_enabled, extra_frosting,
+                                add_sprinkles, name, street_address, city, zip, cost_cents, created_at_ms, name_key,
+                                is_favorite, receipt_hash)
+                            SELECT * FROM unnest($1::bigint[], $2::integer[], $3::integer[], $4::boolean[],
+                                $5::boolean[], $6::boolean[], $7::text[], $8::text[], $9::text[], $10::text[],
+                                $11::integer[], $12::bigint[], $13::text[], $14::boolean[], $15::bytea[])
+                            RETURNING 1
+                        ), answered AS (
+                            UPDATE idempotency_keys AS k
+                            SET status = u.status, body = u.body, order_id = u.order_id,
+                                created_at_ms = u.created_at_ms, claimed_until_ms = 0
+                            FROM unnest($16::text[], $17::text[], $18::integer[], $19::bytea[], $20::bigint[],
+                                $21::bigint[]) AS u(key, claim_id, status, body, order_id, created_at_ms)
+                            WHERE k.key = u.key AND k.claim_id = u.claim_id AND k.status = 0
+                            RETURNING 1
+                        ), counted AS (
+                            UPDATE order_counts AS c SET n = c.n + d.n
+                            FROM unnest($22::integer[], $23::boolean[], $24::bigint[]) AS d(type, is_favorite, n)
+                            WHERE c.type = d.type AND c.is_favorite = d.is_favorite
+                            RETURNING 1
+                        )
+                        SELECT (SELECT count(*) FROM added), (SELECT count(*) FROM answered)
+                        """),
+                    [
+                        .text(PostgresArray.integers(stored.map(\.id))),
+                        .text(PostgresArray.integers(stored.map { Int64($0.order.type) })),
+                        .text(PostgresArray.integers(stored.map { Int64($0.order.quantity) })),
+                        .text(PostgresArray.booleans(stored.map(\.order.specialRequestEnabled))),
+                        .text(PostgresArray.booleans(stored.map(\.order.extraFrosting))),
+                        .text(PostgresArray.booleans(stored.map(\.order.addSprinkles))),
+                        .text(PostgresArray.texts(stored.map(\.order.name))),
+                        .text(PostgresArray.texts(stored.map(\.order.streetAddress))),
+                        .text(PostgresArray.texts(stored.map(\.order.city))),
+                        .text(PostgresArray.texts(stored.map(\.order.zip))),
+                        .text(PostgresArray.integers(stored.map { Int64($0.costCents) })),
+                        .text(PostgresArray.integers(stored.map(\.createdAtMilliseconds))),
+                        .text(PostgresArray.texts(stored.map { OrderQuery.nameKey($0.order.name) })),
+                        .text(PostgresArray.booleans(stored.map(\.isFavorite))),
+                        .text(PostgresArray.bytes(stored.map(\.receiptHash))),
+                        .text(PostgresArray.texts(keyed.map(\.0.key))),
+                        .text(PostgresArray.texts(claimIDs)),
+                        .text(PostgresArray.integers(keyed.map { Int64($0.0.status) })),
+                        .text(PostgresArray.bytes(keyed.map { $0.0.render($0.1) })),
+                        .text(PostgresArray.integers(keyed.map(\.1.id))),
+                        .text(PostgresArray.integers(keyed.map(\.1.createdAtMilliseconds))),
+                        .text(PostgresArray.integers(countKeys.map { Int64($0.split(separator: ",")[0]) ?? 0 })),
+                        .text(PostgresArray.booleans(countKeys.map { $0.hasSuffix("true") })),
+                        .text(PostgresArray.integers(countKeys.map { counts[$0] ?? 0 })),
+                    ])
+                guard updated.integer(0, 1) == Int64(keyed.count) else {
+                    // A claim expired and another request took its key over: store nothing of
+                    // this batch (the group commit then tries each order alone).
+                    throw StorageError(
+                        .conflict, "an Idempotency-Key's claim was taken over before its order was stored")
+                }
+            }
+            return stored
+        }
+    }
+
+    /// Runs `body` inside BEGIN … COMMIT on `connection`, rolling back if it throws.
+    private func transaction(_ connection: PostgresConnection, _ body: () throws(StorageError) -> Void)
+        throws(StorageError)
+    {
+        try connection.execute(SQLText("BEGIN"))
+        do {
+            try body()
+        } catch {
+            try? connection.execute(SQLText("ROLLBACK"))
+            throw error
+        }
+        // If the connection breaks while COMMIT is on its way, the outcome is unknown: the error
+        // is temporary, nobody is told the order was stored, and a retry with the key finds it
+        // stored (a replay) or claims the key again once this claim expires.
+        try connection.execute(SQLText("COMMIT"))
+    }
+
+    public func setFavorite(id: Int64, _ isFavorite: Bool) throws(StorageError) -> StoredOrder? {
+        let exists = try pool.withConnection { connection throws(StorageError) -> Bool in
+            let rows = try connection.query(
+                SQLText(
+                    """
+                    WITH target AS (SELECT id, type, is_favorite FROM orders WHERE id = $1),
+                    changed AS (
+                        UPDATE orders SET is_favorite = $2 FROM target
+                        WHERE orders.id = target.id AND target.is_favorite <> $2 RETURNING orders.type
+                    ),
+                    moved AS (
+                        UPDATE order_counts AS c SET n = c.n + CASE WHEN c.is_favorite = $2 THEN 1 ELSE -1 END
+                        FROM changed WHERE c.type = changed.type RETURNING 1
+                    )
+                    SELECT (SELECT count(*) FROM target), (SELECT count(*) FROM moved)
+                    """), [.integer(id), .boolean(isFavorite)])
+            return rows.integer(0, 0) > 0
+        }
+        return exists ? try order(id: id) : nil
+    }
+
+    public func delete(id: Int64) throws(StorageError) -> Bool {
+        try pool.withConnection { connection throws(StorageError) -> Bool in
+            let rows = try connection.query(
+                SQLText(
+                    """
+                    WITH gone AS (DELETE FROM orders WHERE id = $1 RETURNING type, is_favorite),
+                    counted AS (
+                        UPDATE order_counts AS c SET n = c.n - 1 FROM gone
+                        WHERE c.type = gone.type AND c.is_favorite = gone.is_favorite RETURNING 1
+                    )
+                    SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM counted)
+                    """), [.integer(id)])
+            return rows.integer(0, 0) > 0
+        }
+    }
+
+    // MARK: - Reading
+
+    public func order(id: Int64) throws(StorageError) -> StoredOrder? {
+        try pool.withConnection { connection throws(StorageError) -> StoredOrder? in
+            let rows = try connection.query(
+                SQLText(
+                    """
+                    SELECT id, type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
+                        name, street_address, city, zip, cost_cents, created_at_ms, is_favorite, receipt_hash
+                    FROM orders WHERE id = $1
+                    """), [.integer(id)])
+            guard !rows.rows.isEmpty else { return nil }
+            var stored = Self.storedOrder(rows, 0)
+            let hash = rows.bytes(0, 13)
+            stored.receiptHash = hash.isEmpty ? nil : hash
+            return stored
+        }
+    }
+
+    /// A row selected as `id, type, quantity, special…, is_favorite` (13 columns).
+    static func storedOrder(_ rows: PostgresConnection.Rows, _ row: Int) -> StoredOrder {
+        StoredOrder(
+            id: rows.integer(row, 0),
+            order: Order(
+                type: Int(rows.integer(row, 1)), quantity: Int(rows.integer(row, 2)),
+                specialRequestEnabled: rows.boolean(row, 3), extraFrosting: rows.boolean(row, 4),
+                addSprinkles: rows.boolean(row, 5), name: rows.text(row, 6), streetAddress: rows.text(row, 7),
+                city: rows.text(row, 8), zip: rows.text(row, 9)),
+            costCents: Int(rows.integer(row, 10)), createdAtMilliseconds: rows.integer(row, 11),
+            isFavorite: rows.boolean(row, 12))
+    }
+
+    public func list(_ query: OrderQuery) throws(StorageError) -> OrderPage {
+        let plan = PostgresListPlan(query)
+        let values = PostgresListPlan.values(query)
+        return try pool.withConnection { connection throws(StorageError) -> OrderPage in
+            let total = try self.total(query, plan, values, connection)
+            let rows = try connection.query(plan.select, values, types: PostgresListPlan.types)
+            let orders = (0..<rows.rows.count).map { Self.storedOrder(rows, $0) }
+            return OrderPage(
+                orders: Array(orders.prefix(query.limit)), total: total, hasMore: orders.count > query.limit)
+        }
+    }
+
+    /// How many orders match: from `order_counts` without a name filter, else counted in the
+    /// name index.
+    private func total(
+        _ query: OrderQuery, _ plan: PostgresListPlan, _ values: [PostgresConnection.Value],
+        _ connection: PostgresConnection
+    ) throws(StorageError) -> Int {
+        guard query.namePrefix != nil else {
+            let rows = try connection.query(
+                SQLText(
+                    """
+                    SELECT coalesce(sum(n), 0) FROM order_counts
+                    WHERE ($1::integer IS NULL OR type = $1) AND ($2::boolean IS NULL OR is_favorite = $2)
+                    """),
+                [query.type.map { .integer(Int64($0)) } ?? .null, query.favorite.map { .boolean($0) } ?? .null])
+            return Int(rows.integer(0, 0))
+        }
+        return Int(try connection.query(plan.count, values, types: PostgresListPlan.types).integer(0, 0))
+    }
+
+    /// PostgreSQL's plan for a list query, one line per step, for tests.
+    public func explain(_ query: OrderQuery) throws(StorageError) -> [String] {
+        let plan = PostgresListPlan(query)
+        return try pool.withConnection { connection throws(StorageError) -> [String] in
+            let rows = try connection.query(
+                SQLText("EXPLAIN ") + plan.select, PostgresListPlan.values(query), types: PostgresListPlan.types)
+            return (0..<rows.rows.count).map { rows.text($0, 0) }
+        }
+    }
+
+    public func orderCount() throws(StorageError) -> Int {
+        try pool.withConnection { connection throws(StorageError) -> Int in
+            Int(try connection.query(SQLText("SELECT coalesce(sum(n), 0) FROM order_counts")).integer(0, 0))
+        }
+    }
+
+    // MARK: - Idempotency-Keys
+
+    public func idempotencyRecord(key: String) throws(StorageError) -> IdempotencyRecord? {
+        try pool.withConnection { connection throws(StorageError) -> IdempotencyRecord? in
+            try Self.record(key, connection)
+        }
+    }
+
+    private static func record(_ key: String, _ connection: PostgresConnection) throws(StorageError)
+        -> IdempotencyRecord?
+    {
+        let rows = try connection.query(
+            SQLText(
+                """
+                SELECT fingerprint, status, body, order_id, created_at_ms FROM idempotency_keys
+                WHERE key = $1 AND status <> 0
+                """), [.text(key)])
+        guard !rows.rows.isEmpty else { return nil }
+        return IdempotencyRecord(
+            key: key, fingerprint: rows.bytes(0, 0), status: Int(rows.integer(0, 1)), body: rows.bytes(0, 2),
+            orderID: rows.integer(0, 3), createdAtMilliseconds: rows.integer(0, 4))
+    }
+
+    public func claimIdempotencyKey(_ key: String, fingerprint: [UInt8], nowMilliseconds: Int64) throws(StorageError)
+        -> IdempotencyClaimResult
+    {
+        let claimID = claimsLock.withLock { () -> String in
+            claimCounter += 1
+            return "\(instance)-\(claimCounter)"
+        }
+        return try pool.withConnection { connection throws(StorageError) -> IdempotencyClaimResult in
+            // A new key is ours; so is one whose claim expired unfinished (its instance died).
+            let claimed = try connection.query(
+                SQLText(
+                    """
+                    INSERT INTO idempotency_keys
+                        (key, fingerprint, status, body, order_id, created_at_ms, claim_id, claimed_until_ms)
+                    VALUES ($1, $2, 0, '', 0, $3::bigint, $4, $3::bigint + $5::bigint)
+                    ON CONFLICT (key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,
+                        created_at_ms = EXCLUDED.created_at_ms, claim_id = EXCLUDED.claim_id,
+                        claimed_until_ms = EXCLUDED.claimed_until_ms
+                    WHERE idempotency_keys.status = 0 AND idempotency_keys.claimed_until_ms < $3::bigint
+                    RETURNING 1
+                    """),
+                [
+                    .text(key), .bytes(fingerprint), .integer(nowMilliseconds), .text(claimID),
+                    .integer(Self.claimSeconds * 1000),
+                ])
+            if !claimed.rows.isEmpty {
+                claimsLock.withLock { claims[key] = claimID }
+                return .claimed
+            }
+            if let record = try Self.record(key, connection) { return .used(record) }
+            return .inFlight
+        }
+    }
+
+    public func releaseIdempotencyKey(_ key: String, committed: Bool) {
+        guard let claimID = claimsLock.withLock({ claims.removeValue(forKey: key) }), !committed else { return }
+        // Not stored: let a retry claim it at once (if this fails, the claim expires by itself).
+        _ = try? pool.withConnection { connection throws(StorageError) in
+            try connection.query(
+                SQLText("DELETE FROM idempotency_keys WHERE key = $1 AND claim_id = $2 AND status = 0"),
+                [.text(key), .text(claimID)])
+        }
+    }
+
+    public func purgeIdempotencyKeys(recordedBefore milliseconds: Int64) throws(StorageError) -> Int {
+        try pool.withConnection { connection throws(StorageError) -> Int in
+            try connection.query(
+                SQLText("DELETE FROM idempotency_keys WHERE created_at_ms < $1 AND claimed_until_ms < $1"),
+                [.integer(milliseconds)]
+            ).affected
+        }
+    }
+
+    /// Loads many orders fast, for benchmarks: batches of `batchSize`, one transaction each.
+    public func bulkInsert(
+        count: Int, batchSize: Int = 10_000, make: (Int) -> NewOrder, progress: (Int) -> Void = { _ in }
+    ) throws(StorageError) {
+        var loaded = 0
+        while loaded < count {
+            let size = min(batchSize, count - loaded)
+            let first = loaded
+            _ = try insert((first..<first + size).map(make))
+            loaded += size
+            progress(loaded)
+        }
+    }
+
+    public func close() {
+        pool.close()
+    }
+}

@@ -56,3 +56,37 @@ wait_for_health() {
     echo "server at $1 did not become healthy" >&2
     return 1
 }
+
+# PostgreSQL's programs (Debian puts them under /usr/lib/postgresql/VERSION/bin).
+pg_bin() {
+    local dir
+    dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+    echo "${dir:-/usr/lib/postgresql/15/bin}"
+}
+
+# as_postgres CMD...: runs CMD as the postgres user when we are root (PostgreSQL refuses to run
+# as root), else as ourselves.
+as_postgres() {
+    if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# pg_start DIR PORT [SETTING...]: a private cluster in DIR (initdb if new), listening on
+# 127.0.0.1:PORT, trusting local connections, with the extra `-c` settings given. Prints nothing.
+pg_start() {
+    local dir="$1" port="$2"; shift 2
+    local bin settings=""
+    bin=$(pg_bin)
+    mkdir -p "$dir"
+    if [ "$(id -u)" -eq 0 ]; then chown postgres "$dir"; fi
+    if [ ! -f "$dir/data/PG_VERSION" ]; then
+        as_postgres "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-locale -E UTF8 >"$dir/initdb.log" 2>&1
+    fi
+    for setting in "$@"; do settings="$settings -c $setting"; done
+    as_postgres "$bin/pg_ctl" -D "$dir/data" -w -t 60 -l "$dir/log" \
+        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300$settings" start >/dev/null
+}
+
+# pg_stop DIR [MODE]: stops the cluster in DIR (fast by default; immediate for a crash).
+pg_stop() {
+    as_postgres "$(pg_bin)/pg_ctl" -D "$1/data" -m "${2:-fast}" -w stop >/dev/null 2>&1 || true
+}

@@ -6,7 +6,7 @@ public final class ServerProcess: @unchecked Sendable {
     // Safe: used from one test at a time; the fields change only in start/stop.
     private var process: Process?
     private let logFile: URL
-    /// The database file.
+    /// The database: a SQLite file, or a PostgreSQL URL.
     public let databasePath: String
     /// The bound port.
     public private(set) var port = 0
@@ -25,7 +25,8 @@ public final class ServerProcess: @unchecked Sendable {
         self.arguments = arguments
         self.environment = environment
         self.fileSizeLimitKiB = fileSizeLimitKiB
-        logFile = URL(fileURLWithPath: databasePath + ".\(UUID().uuidString).log")
+        logFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cupcake-serve-\(UUID().uuidString).log")
         try start()
     }
 

@@ -17,8 +17,9 @@ import Testing
         try RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes" + query)
     }
 
-    @Test func theListHasReqresShapeNewestFirst() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func theListHasReqresShapeNewestFirst(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         let ids = try Self.seed(server, names: ["Ann", "Bob", "Cy", "Di", "Ed", "Flo", "Gus", "Hal"])
         let response = try Self.list(server, "")
         #expect(response.status == 200)
@@ -32,8 +33,9 @@ import Testing
         #expect(data.allSatisfy { $0["isFavorite"] as? Bool == false })
     }
 
-    @Test func filtersCombineAndPatternCharactersAreLiteral() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func filtersCombineAndPatternCharactersAreLiteral(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         _ = try Self.seed(server, names: ["Ann", "anna", "ANDY", "50% off", "5_0", "Bob"])
         let prefix = try #require(try Self.list(server, "?name_prefix=an&sort=name").json)
         #expect((prefix["data"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["ANDY", "Ann", "anna"])
@@ -47,8 +49,9 @@ import Testing
         #expect(combined["total"] as? Int == 1)
     }
 
-    @Test func pagingEdges() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func pagingEdges(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         _ = try Self.seed(server, names: (1...7).map { "N\($0)" })
         let last = try #require(try Self.list(server, "?page=2&per_page=4").json)
         #expect((last["data"] as? [Any])?.count == 3)
@@ -65,19 +68,22 @@ import Testing
         #expect((tooMany.json?["detail"] as? String)?.contains("at most 100") == true)
     }
 
-    @Test(arguments: [
-        "?sort=price", "?sort=--name", "?page=0", "?page=abc", "?per_page=-1", "?type=mint", "?favorite=yes",
-        "?favorite=", "?sort=", "?type=",
-    ])
-    func badParametersAre400(query: String) throws {
-        let server = try TestServer()
+    @Test(
+        arguments: Engine.allCases,
+        [
+            "?sort=price", "?sort=--name", "?page=0", "?page=abc", "?per_page=-1", "?type=mint", "?favorite=yes",
+            "?favorite=", "?sort=", "?type=",
+        ])
+    func badParametersAre400(engine: Engine, query: String) throws {
+        let server = try TestServer(engine: engine)
         let response = try Self.list(server, query)
         #expect(response.status == 400)
         #expect(response.headers["content-type"] == "application/problem+json")
     }
 
-    @Test func patchTogglesTheFavouriteAndTheFilterSeesIt() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func patchTogglesTheFavouriteAndTheFilterSeesIt(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         let ids = try Self.seed(server, names: ["Ann", "Bob", "Cy"])
         let on = try RawHTTP.request(
             port: server.port, method: "PATCH", path: "/api/cupcakes/\(ids[1])",
@@ -95,9 +101,9 @@ import Testing
         #expect((off.json?["data"] as? [String: Any])?["isFavorite"] as? Bool == false)
     }
 
-    @Test(arguments: [#"{"isFavorite": "yes"}"#, #"{}"#, #"{"isFavorite": true, "quantity": 9}"#])
-    func aBadPatchIs422(body: String) throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases, [#"{"isFavorite": "yes"}"#, #"{}"#, #"{"isFavorite": true, "quantity": 9}"#])
+    func aBadPatchIs422(engine: Engine, body: String) throws {
+        let server = try TestServer(engine: engine)
         let ids = try Self.seed(server, names: ["Ann"])
         let response = try RawHTTP.request(
             port: server.port, method: "PATCH", path: "/api/cupcakes/\(ids[0])", body: Data(body.utf8))
@@ -105,8 +111,9 @@ import Testing
         #expect((response.json?["errors"] as? [Any])?.isEmpty == false)
     }
 
-    @Test func deleteCancelsTheOrder() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func deleteCancelsTheOrder(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         let ids = try Self.seed(server, names: ["Ann", "Bob"])
         let deleted = try RawHTTP.request(port: server.port, method: "DELETE", path: "/api/cupcakes/\(ids[0])")
         #expect(deleted.status == 204)
@@ -124,8 +131,9 @@ import Testing
         #expect((list["data"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [ids[1]])
     }
 
-    @Test func anItemAnswers405WithAllowForOtherMethods() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func anItemAnswers405WithAllowForOtherMethods(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         let response = try RawHTTP.request(
             port: server.port, method: "PUT", path: "/api/cupcakes/1", body: Data("{}".utf8))
         #expect(response.status == 405)
@@ -133,9 +141,9 @@ import Testing
     }
 
     /// HEAD is GET without the body (RFC 9110: every general-purpose server supports both).
-    @Test(arguments: ["/api/cupcakes/1", "/api/cupcakes?per_page=1", "/api/cupcakes/999"])
-    func headAnswersLikeGetWithoutTheBody(path: String) throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases, ["/api/cupcakes/1", "/api/cupcakes?per_page=1", "/api/cupcakes/999"])
+    func headAnswersLikeGetWithoutTheBody(engine: Engine, path: String) throws {
+        let server = try TestServer(engine: engine)
         let created = try RawHTTP.postOrder(port: server.port, json: HostileCorpus.valid)
         #expect(created.status == 201)
         let get = try RawHTTP.request(port: server.port, method: "GET", path: path)

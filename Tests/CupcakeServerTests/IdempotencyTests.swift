@@ -8,8 +8,9 @@ import Testing
 @Suite struct IdempotencyTests {
     static let order = #"{"type":1,"quantity":6,"name":"Ann","streetAddress":"2 Elm","city":"Austin","zip":"73301"}"#
 
-    @Test func theSameKeyAndBodyReplaysTheFirstAnswer() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func theSameKeyAndBodyReplaysTheFirstAnswer(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         let first = try RawHTTP.postOrder(port: server.port, json: Self.order, headers: ["Idempotency-Key": "key-1"])
         #expect(first.status == 201)
         #expect(first.headers["idempotent-replayed"] == nil)
@@ -33,8 +34,9 @@ import Testing
         #expect(try server.orderCount() == 1)
     }
 
-    @Test func theSameKeyWithADifferentBodyIs422() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func theSameKeyWithADifferentBodyIs422(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         _ = try RawHTTP.postOrder(port: server.port, json: Self.order, headers: ["Idempotency-Key": "key-2"])
         let other = try RawHTTP.postOrder(
             port: server.port, json: Self.order.replacingOccurrences(of: "\"quantity\":6", with: "\"quantity\":7"),

@@ -8,8 +8,9 @@ import Testing
     static let valid =
         #"{"type":2,"quantity":5,"specialRequestEnabled":true,"extraFrosting":true,"addSprinkles":false,"name":"Taylor","streetAddress":"1 Main St","city":"Nashville","zip":"37201"}"#
 
-    @Test func postAnswers201WithTheNormalizedOrderAndItsPrice() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func postAnswers201WithTheNormalizedOrderAndItsPrice(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         let response = try RawHTTP.postOrder(port: server.port, json: Self.valid)
         #expect(response.status == 201)
         let body = try #require(response.json)
@@ -23,8 +24,9 @@ import Testing
         #expect(response.headers["request-id"] != nil)
     }
 
-    @Test func theOlderEncodingAndTheResetRuleHoldOnTheServer() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func theOlderEncodingAndTheResetRuleHoldOnTheServer(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         let older = try RawHTTP.postOrder(
             port: server.port,
             json:
@@ -43,8 +45,9 @@ import Testing
         #expect(reset.json?["costCents"] as? Int == 800)
     }
 
-    @Test func getAnswersReqresSingleResourceShape() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func getAnswersReqresSingleResourceShape(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         let created = try RawHTTP.postOrder(port: server.port, json: Self.valid)
         let id = try #require(created.json?["id"] as? String)
         let fetched = try RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes/\(id)")
@@ -55,9 +58,10 @@ import Testing
         #expect(data["createdAt"] as? String == created.json?["createdAt"] as? String)
     }
 
-    @Test func anAbsentContentTypeIs415() throws {
+    @Test(arguments: Engine.allCases)
+    func anAbsentContentTypeIs415(engine: Engine) throws {
         // A page on another site can send a body without Content-Type and no CORS preflight.
-        let server = try TestServer()
+        let server = try TestServer(engine: engine)
         let response = try RawHTTP.request(
             port: server.port, method: "POST", path: "/api/cupcakes", body: Data(Self.valid.utf8),
             jsonContentType: false)
@@ -65,8 +69,9 @@ import Testing
         #expect(try server.orderCount() == 0)
     }
 
-    @Test func healthzAnswers200() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func healthzAnswers200(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         let response = try RawHTTP.request(port: server.port, method: "GET", path: "/healthz")
         #expect(response.status == 200)
     }
@@ -106,9 +111,9 @@ import Testing
             detailMentions: ""),
     ]
 
-    @Test(arguments: errorCases)
-    func errorsAreProblemJSON(_ c: ErrorCase) throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases, errorCases)
+    func errorsAreProblemJSON(engine: Engine, _ c: ErrorCase) throws {
+        let server = try TestServer(engine: engine)
         let response = try RawHTTP.request(
             port: server.port, method: c.method, path: c.path, headers: c.headers, body: c.body.map { Data($0.utf8) })
         #expect(response.status == c.status)
@@ -127,8 +132,9 @@ import Testing
         #expect(try server.orderCount() == 0)
     }
 
-    @Test func unprocessableNamesEveryBadFieldByWireKey() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func unprocessableNamesEveryBadFieldByWireKey(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         let response = try RawHTTP.postOrder(
             port: server.port, json: #"{"type":7,"quantity":2,"name":" ","streetAddress":"x","city":"y","zip":"z"}"#)
         #expect(response.status == 422)
@@ -137,8 +143,9 @@ import Testing
         #expect(errors.allSatisfy { !($0["rule"] ?? "").isEmpty })
     }
 
-    @Test func aBodyOverTheLimitIsRejectedByContentLength() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func aBodyOverTheLimitIsRejectedByContentLength(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         // Announce a huge body but send none of it: the answer must come from the headers alone.
         let response = try RawHTTP.exchange(
             port: server.port,

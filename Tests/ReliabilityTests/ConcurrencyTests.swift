@@ -4,9 +4,9 @@ import Testing
 
 /// Part 2: many clients at once on one key or one order.
 @Suite struct ConcurrencyTests {
-    @Test(arguments: [20, 100])
-    func parallelPostsWithOneKeyMakeOneOrder(clients: Int) throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases, [20, 100])
+    func parallelPostsWithOneKeyMakeOneOrder(engine: Engine, clients: Int) throws {
+        let server = try TestServer(engine: engine)
         let port = server.port
         // From four loopback addresses, so that 100 clients stay under the per-address
         // connection limit (64) as 100 real clients would.
@@ -29,8 +29,9 @@ import Testing
         )
     }
 
-    @Test func parallelPatchAndDeleteLeaveAConsistentState() throws {
-        let server = try TestServer()
+    @Test(arguments: Engine.allCases)
+    func parallelPatchAndDeleteLeaveAConsistentState(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
         let port = server.port
         let created = try RawHTTP.postOrder(port: port, json: HostileCorpus.valid)
         let other = try RawHTTP.postOrder(port: port, json: HostileCorpus.valid)

@@ -49,15 +49,19 @@ public final class OrderServer: @unchecked Sendable {
         let placement =
             configuration.pinThreads
             ? ThreadPlacement(workers: limits.workerThreads, allowed: ThreadPlacement.allowedCPUs()) : nil
-        let committer = GroupCommitter(store: store) {
-            if let cpu = placement?.commitCPU { ThreadPlacement.pin(thread: 0, to: cpu) }
-        }
+        let metrics = Metrics()
+        let committer = GroupCommitter(
+            store: store,
+            threadStarted: {
+                if let cpu = placement?.commitCPU { ThreadPlacement.pin(thread: 0, to: cpu) }
+            }, committed: { metrics.committed(batch: $0) })
         let api = OrderAPI(
             store: store, committer: committer, access: configuration.access, log: log,
-            backupDatabasePath: store is SQLiteOrderStore ? databasePath : nil)
+            backupDatabasePath: store is SQLiteOrderStore ? databasePath : nil, metrics: metrics)
         api.backups?.removeLeftovers()
         let http = HTTPServer(
-            host: configuration.host, port: configuration.port, limits: limits, handler: api, log: log)
+            host: configuration.host, port: configuration.port, limits: limits, handler: api, log: log,
+            metrics: metrics)
         http.placement = placement
         do {
             try http.start()

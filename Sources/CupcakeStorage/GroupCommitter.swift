@@ -23,14 +23,18 @@ public final class GroupCommitter: @unchecked Sendable {
     /// The writer's other batch buffer, reused so taking a batch allocates nothing.
     private var spare: [Pending] = []
     private var thread: Thread?
+    private let committed: @Sendable (Int) -> Void
 
     /// Starts the writer thread.
     ///
     /// - Parameter threadStarted: runs first on the writer thread, before any commit (the server
     ///   uses it to choose the thread's CPU).
+    ///   - committed: told the size of each batch committed (for metrics).
     public init(
-        store: any OrderStore, maximumBatch: Int = 512, threadStarted: @escaping @Sendable () -> Void = {}
+        store: any OrderStore, maximumBatch: Int = 512, threadStarted: @escaping @Sendable () -> Void = {},
+        committed: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
+        self.committed = committed
         self.store = store
         self.maximumBatch = maximumBatch
         let thread = Thread { [unowned self] in
@@ -104,6 +108,7 @@ public final class GroupCommitter: @unchecked Sendable {
     private func commit(_ batch: [Pending]) {
         do {
             let stored = try store.insert(batch.map(\.order))
+            committed(stored.count)
             for (item, order) in zip(batch, stored) {
                 item.completion(.success(order))
             }

@@ -47,6 +47,10 @@ import Testing
         // Backups: staff only.
         Case(role: .app, method: "GET", path: "/api/backup", status: 403),
         Case(role: .staff, method: "GET", path: "/api/backup", status: 200),
+        // Metrics: staff only.
+        Case(role: .none, method: "GET", path: "/metrics", status: 401),
+        Case(role: .app, method: "GET", path: "/metrics", status: 403),
+        Case(role: .staff, method: "GET", path: "/metrics", status: 200),
         // Health needs nothing.
         Case(role: .none, method: "GET", path: "/healthz", status: 200),
     ]

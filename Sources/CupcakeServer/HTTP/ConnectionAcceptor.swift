@@ -129,6 +129,7 @@ let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection, socket
     switch code {
     case .CONNECTION_NOTIFY_STARTED:
         server.acceptor?.openConnections.add(1, ordering: .relaxed)
+        server.metrics.connectionOpened()
         if let watch = server.watch, let connection, let socketContext {
             let address = peerAddress(of: connection)
             let state = watch.started(fd: cupcake_connection_fd(connection), address: address)
@@ -136,11 +137,13 @@ let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection, socket
             if !server.perClient.opened(address) {
                 // Over the per-address limit: libmicrohttpd still owns the descriptor and closes it.
                 server.log.limited(.connections)
+                server.metrics.connectionRefused()
                 shutdown(state.fd, Int32(SHUT_RDWR))
             }
         }
     case .CONNECTION_NOTIFY_CLOSED:
         server.acceptor?.openConnections.subtract(1, ordering: .relaxed)
+        server.metrics.connectionClosed()
         if let connection { _ = server.escapedNULs.take(connection) }
         if let watch = server.watch, let socketContext, let raw = socketContext.pointee {
             let state = Unmanaged<ConnectionWatch.Connection>.fromOpaque(raw).takeRetainedValue()

@@ -54,6 +54,8 @@ public final class HTTPServer: @unchecked Sendable {
     private(set) var watch: ConnectionWatch?
     /// Connections per client address.
     let perClient: ConnectionsPerClient
+    /// What `/metrics` reports; the HTTP layer counts requests and connections.
+    let metrics: Metrics
     /// Connections whose request line held `%00`.
     let escapedNULs = EscapedNULMarks()
     /// Requests that have begun and not yet completed.
@@ -68,8 +70,9 @@ public final class HTTPServer: @unchecked Sendable {
     /// Creates a server; nothing listens until ``start()``.
     public init(
         host: String, port: Int, limits: Limits = Limits(), handler: any HTTPHandler, log: AccessLog,
-        headerNames: [String] = HTTPRequest.headerNames
+        headerNames: [String] = HTTPRequest.headerNames, metrics: Metrics = Metrics()
     ) {
+        self.metrics = metrics
         self.headerNames = headerNames
         headerCNames = headerNames.map { Array($0.utf8CString) }
         self.host = host

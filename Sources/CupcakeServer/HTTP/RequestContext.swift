@@ -211,6 +211,8 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, requestS
     let context = Unmanaged<RequestContext>.fromOpaque(state).takeRetainedValue()
     requestState.pointee = nil
     let elapsed = DispatchTime.now().uptimeNanoseconds - context.startNanoseconds
+    server.metrics.request(
+        method: context.method, path: context.path, status: context.status, seconds: Double(elapsed) / 1e9)
     server.log.request(
         method: context.method, path: context.path, status: context.status, nanoseconds: elapsed,
         requestID: context.requestID, client: context.client,

@@ -24,6 +24,8 @@ public final class OrderAPI: HTTPHandler {
     let now: @Sendable () -> Int64
     /// Makes backups, when the store can.
     let backups: BackupMaker?
+    /// What `/metrics` reports.
+    let metrics: Metrics
 
     /// The collection's path.
     static let collectionPath = "/api/cupcakes"
@@ -42,8 +44,9 @@ public final class OrderAPI: HTTPHandler {
     public init(
         store: any OrderStore, committer: GroupCommitter, access: AccessPolicy, log: AccessLog,
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-        backupDatabasePath: String? = nil
+        backupDatabasePath: String? = nil, metrics: Metrics = Metrics()
     ) {
+        self.metrics = metrics
         if let source = store as? any OrderBackup, let backupDatabasePath {
             backups = BackupMaker(source: source, databasePath: backupDatabasePath)
         } else {
@@ -68,8 +71,13 @@ public final class OrderAPI: HTTPHandler {
         } catch let problem as Problem {
             respond(problem.response)
         } catch let error as StorageError where error.code == .temporary {
+            metrics.storageError(error.code.description)
             log.notice("error: request \(request.requestID): \(error)")
             respond(Problem.storageUnavailable().response)
+        } catch let error as StorageError {
+            metrics.storageError(error.code.description)
+            log.notice("error: request \(request.requestID): \(error)")
+            respond(Problem.internalError(requestID: request.requestID).response)
         } catch {
             log.notice("error: request \(request.requestID): \(error)")
             respond(Problem.internalError(requestID: request.requestID).response)
@@ -91,7 +99,7 @@ public final class OrderAPI: HTTPHandler {
             respond(.json(200, Array(#"{"status":"ok"}"#.utf8)))
             return
         }
-        guard path == "/api" || path.hasPrefix("/api/") else {
+        guard path == "/api" || path.hasPrefix("/api/") || path == "/metrics" else {
             throw Problem.notFound("There is nothing at \(path).")
         }
         if request.method == "OPTIONS" {
@@ -100,6 +108,15 @@ public final class OrderAPI: HTTPHandler {
         }
         let client = request.clientAddress
         let access = try authorize(request, client: client)
+        if path == "/metrics" {
+            try allow(request, ["GET", "HEAD"])
+            guard access.isStaff else { throw Problem.forbidden("Metrics need the staff key.") }
+            respond(
+                HTTPResponse(
+                    status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                    body: Array(metrics.text.utf8)))
+            return
+        }
         if path == Self.backupPath {
             try allow(request, ["GET"])
             guard access.isStaff else { throw Problem.forbidden("Backups need the staff key.") }
@@ -318,8 +335,8 @@ public final class OrderAPI: HTTPHandler {
         let newOrder = NewOrder(
             order: order, costCents: order.costCents, createdAtMilliseconds: now(), receiptHash: token.hash)
         guard let key else {
-            committer.submit(newOrder) { [log] result in
-                respond(Self.created(result, receipt: token, requestID: request.requestID, log: log))
+            committer.submit(newOrder) { [log, metrics] result in
+                respond(Self.created(result, receipt: token, requestID: request.requestID, log: log, metrics: metrics))
             }
             return
         }
@@ -332,6 +349,7 @@ public final class OrderAPI: HTTPHandler {
                 throw Problem.unprocessable(
                     "This Idempotency-Key was already used with a different order; use a new key for a new order.")
             }
+            metrics.replayed()
             respond(
                 HTTPResponse(
                     status: record.status,
@@ -344,25 +362,30 @@ public final class OrderAPI: HTTPHandler {
             let claim = IdempotencyClaim(key: key, fingerprint: fingerprint, status: 201) { $0.json }
             var keyed = newOrder
             keyed.idempotency = claim
-            committer.submit(keyed) { [store, log] result in
+            committer.submit(keyed) { [store, log, metrics] result in
                 store.releaseIdempotencyKey(key, committed: (try? result.get()) != nil)
-                respond(Self.created(result, receipt: token, requestID: request.requestID, log: log))
+                respond(Self.created(result, receipt: token, requestID: request.requestID, log: log, metrics: metrics))
             }
         }
     }
 
     static func created(
-        _ result: Result<StoredOrder, StorageError>, receipt: ReceiptToken, requestID: String, log: AccessLog
+        _ result: Result<StoredOrder, StorageError>, receipt: ReceiptToken, requestID: String, log: AccessLog,
+        metrics: Metrics
     ) -> HTTPResponse {
+        if case .failure(let error) = result { metrics.storageError(error.code.description) }
         switch result {
         case .success(let stored):
+            metrics.orderCreated()
             return HTTPResponse(
                 status: 201,
                 headers: [("Content-Type", "application/json"), ("Location", "\(collectionPath)/\(stored.id)")],
                 render: { stored.json(receiptToken: receipt.text) })
         case .failure(let error) where error.code == .unavailable:
             return Problem.unavailable("The server is shutting down; retry shortly.").response
-        case .failure(let error) where error.code == .temporary:
+        case .failure(let error) where error.code == .temporary || error.code == .conflict:
+            // Conflict: another instance took over this Idempotency-Key's claim after it expired;
+            // nothing was stored here, and a retry with the key gets that instance's answer.
             log.notice("error: request \(requestID): \(error)")
             return Problem.storageUnavailable().response
         case .failure(let error):

@@ -1,0 +1,137 @@
+import Foundation
+
+/// The numbers `GET /metrics` exposes, in Prometheus's text format (version 0.0.4): requests by
+/// method, route and status, their durations, orders created, idempotent replays, group-commit
+/// batch sizes, storage errors by kind, and connections open.
+///
+/// Updated on every request, so each update is a short critical section on one lock (two HTTP
+/// workers and the commit thread contend, rarely); the exposition is built when asked for.
+public final class Metrics: @unchecked Sendable {
+    // Safe: every field below is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var requests: [RequestKey: Int] = [:]
+    private var durations: [String: Histogram] = [:]
+    private var ordersCreated = 0
+    private var replays = 0
+    private var batches = Histogram(bounds: Metrics.batchBounds)
+    private var storageErrors: [String: Int] = [:]
+    private var connectionsOpen = 0
+    private var connectionsRefused = 0
+
+    private struct RequestKey: Hashable {
+        var method: String
+        var route: String
+        var status: Int
+    }
+
+    /// Cumulative buckets with their upper bounds, a sum and a count.
+    struct Histogram {
+        let bounds: [Double]
+        var counts: [Int]
+        var sum = 0.0
+        var count = 0
+
+        init(bounds: [Double]) {
+            self.bounds = bounds
+            counts = Array(repeating: 0, count: bounds.count)
+        }
+
+        mutating func observe(_ value: Double) {
+            if let index = bounds.firstIndex(where: { value <= $0 }) { counts[index] += 1 }
+            sum += value
+            count += 1
+        }
+    }
+
+    static let durationBounds = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    static let batchBounds: [Double] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+
+    /// Empty metrics.
+    public init() {}
+
+    /// The route a path belongs to (a path's ids would make a series per order).
+    static func route(_ path: String) -> String {
+        switch path {
+        case "/api/cupcakes", "/api/cupcakes/": return "/api/cupcakes"
+        case "/api/backup", "/healthz", "/metrics", "/openapi.yaml": return path
+        default: return path.hasPrefix("/api/cupcakes/") ? "/api/cupcakes/{id}" : "other"
+        }
+    }
+
+    /// Counts a finished request.
+    func request(method: String, path: String, status: Int, seconds: Double) {
+        let method = ["GET", "HEAD", "POST", "PATCH", "DELETE", "OPTIONS"].contains(method) ? method : "other"
+        let route = Self.route(path)
+        lock.withLock {
+            requests[RequestKey(method: method, route: route, status: status), default: 0] += 1
+            durations[route, default: Histogram(bounds: Self.durationBounds)].observe(seconds)
+        }
+    }
+
+    func orderCreated() { lock.withLock { ordersCreated += 1 } }
+    func replayed() { lock.withLock { replays += 1 } }
+    func committed(batch size: Int) { lock.withLock { batches.observe(Double(size)) } }
+    func storageError(_ kind: String) { lock.withLock { storageErrors[kind, default: 0] += 1 } }
+    func connectionOpened() { lock.withLock { connectionsOpen += 1 } }
+    func connectionClosed() { lock.withLock { connectionsOpen -= 1 } }
+    func connectionRefused() { lock.withLock { connectionsRefused += 1 } }
+
+    /// The exposition.
+    public var text: String {
+        lock.withLock {
+            var out = ""
+            out += "# HELP cupcake_http_requests_total HTTP requests answered, by method, route and status.\n"
+            out += "# TYPE cupcake_http_requests_total counter\n"
+            for (key, count) in requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+                out +=
+                    "cupcake_http_requests_total{method=\"\(key.method)\",route=\"\(key.route)\",status=\"\(key.status)\"} \(count)\n"
+            }
+            out += "# HELP cupcake_http_request_duration_seconds Time from a request's first byte to its answer.\n"
+            out += "# TYPE cupcake_http_request_duration_seconds histogram\n"
+            for (route, histogram) in durations.sorted(by: { $0.key < $1.key }) {
+                out += Self.lines("cupcake_http_request_duration_seconds", histogram, labels: "route=\"\(route)\"")
+            }
+            out += "# HELP cupcake_orders_created_total Orders stored and acknowledged with 201.\n"
+            out += "# TYPE cupcake_orders_created_total counter\n"
+            out += "cupcake_orders_created_total \(ordersCreated)\n"
+            out += "# HELP cupcake_idempotent_replays_total Requests answered with an earlier answer for their Idempotency-Key.\n"
+            out += "# TYPE cupcake_idempotent_replays_total counter\n"
+            out += "cupcake_idempotent_replays_total \(replays)\n"
+            out += "# HELP cupcake_commit_batch_orders Orders in each group-commit transaction.\n"
+            out += "# TYPE cupcake_commit_batch_orders histogram\n"
+            out += Self.lines("cupcake_commit_batch_orders", batches, labels: nil)
+            out += "# HELP cupcake_storage_errors_total Storage failures, by kind (temporary ones are answered 503).\n"
+            out += "# TYPE cupcake_storage_errors_total counter\n"
+            let kinds = Set(["temporary", "unavailable", "conflict", "failed"]).union(storageErrors.keys)
+            for kind in kinds.sorted() {
+                out += "cupcake_storage_errors_total{kind=\"\(kind)\"} \(storageErrors[kind] ?? 0)\n"
+            }
+            out += "# HELP cupcake_http_connections_open Connections open now.\n"
+            out += "# TYPE cupcake_http_connections_open gauge\n"
+            out += "cupcake_http_connections_open \(connectionsOpen)\n"
+            out += "# HELP cupcake_http_connections_refused_total Connections closed at once at the per-address limit.\n"
+            out += "# TYPE cupcake_http_connections_refused_total counter\n"
+            out += "cupcake_http_connections_refused_total \(connectionsRefused)\n"
+            return out
+        }
+    }
+
+    private static func lines(_ name: String, _ histogram: Histogram, labels: String?) -> String {
+        let prefix = labels.map { $0 + "," } ?? ""
+        var out = ""
+        var cumulative = 0
+        for (bound, count) in zip(histogram.bounds, histogram.counts) {
+            cumulative += count
+            out += "\(name)_bucket{\(prefix)le=\"\(format(bound))\"} \(cumulative)\n"
+        }
+        out += "\(name)_bucket{\(prefix)le=\"+Inf\"} \(histogram.count)\n"
+        let suffix = labels.map { "{\($0)}" } ?? ""
+        out += "\(name)_sum\(suffix) \(format(histogram.sum))\n"
+        out += "\(name)_count\(suffix) \(histogram.count)\n"
+        return out
+    }
+
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    }
+}

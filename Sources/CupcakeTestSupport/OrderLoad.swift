@@ -21,6 +21,8 @@ public final class OrderLoad: @unchecked Sendable {
         public var id: String?
         /// When the request was sent.
         public var sentAt: Date
+        /// How many times it was sent (more than once only for a load that retries).
+        public var attempts = 1
     }
 
     private let lock = NSLock()
@@ -29,12 +31,21 @@ public final class OrderLoad: @unchecked Sendable {
     private var port: Int
     private let finished = DispatchGroup()
     private let extraHeaders: String
+    private let retries: Bool
 
     /// Starts `clients` threads posting to `port`, each at most `perClient` orders, with names
     /// `"<prefix> C<client> N<number>"` and `headers` (an API key, say). They run until
     /// ``stop()``, or until each has sent its orders.
-    public init(port: Int, clients: Int, perClient: Int, prefix: String, headers: [String: String] = [:]) {
+    ///
+    /// With `retries`, a client that gets no answer, 409, 502, 503 or 504 sends the same order
+    /// with the same key again, as a real client would, for up to 20 s, on a new connection; the
+    /// ledger keeps the last answer.
+    public init(
+        port: Int, clients: Int, perClient: Int, prefix: String, headers: [String: String] = [:],
+        retries: Bool = false
+    ) {
         self.port = port
+        self.retries = retries
         extraHeaders = headers.map { "\($0.key): \($0.value)\r\n" }.joined()
         for client in 0..<clients {
             finished.enter()
@@ -95,10 +106,25 @@ public final class OrderLoad: @unchecked Sendable {
             if (try? connection.send(Data((head + body).utf8))) != nil {
                 response = connection.receiveResponse(deadline: Date().addingTimeInterval(10))
             }
+            var attempts = 1
+            if retries {
+                let deadline = Date().addingTimeInterval(20)
+                while [0, 409, 502, 503, 504].contains(response?.status ?? 0), Date() < deadline {
+                    usleep(50_000)
+                    attempts += 1
+                    response = nil
+                    guard let again = try? TestSocket(port: lock.withLock { port }, timeout: 10) else { continue }
+                    if (try? again.send(Data((head + body).utf8))) != nil {
+                        response = again.receiveResponse(deadline: Date().addingTimeInterval(10))
+                    }
+                }
+                if attempts > 1 { socket = nil }
+            }
             let status = response?.status ?? 0
             let id = status == 201 ? response?.json?["id"] as? String : nil
             lock.withLock {
-                ledger.append(Sent(key: key, body: body, name: name, status: status, id: id, sentAt: sentAt))
+                ledger.append(
+                    Sent(key: key, body: body, name: name, status: status, id: id, sentAt: sentAt, attempts: attempts))
             }
             if response == nil || response?.headers["connection"]?.lowercased() == "close" { socket = nil }
         }

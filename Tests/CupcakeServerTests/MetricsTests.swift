@@ -87,7 +87,8 @@ import Testing
         let server = try ServerProcess(
             databasePath: directory.path("orders.sqlite"),
             arguments: ["--quiet", "--api-key", "app-1", "--staff-key", "staff-1"])
-        let app = try RawHTTP.request(port: server.port, method: "GET", path: "/metrics", headers: ["x-api-key": "app-1"])
+        let app = try RawHTTP.request(
+            port: server.port, method: "GET", path: "/metrics", headers: ["x-api-key": "app-1"])
         #expect(app.status == 403)
         #expect(app.headers["content-type"] == "application/problem+json")
         let staff = try RawHTTP.request(

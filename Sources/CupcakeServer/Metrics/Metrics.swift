@@ -82,7 +82,9 @@ public final class Metrics: @unchecked Sendable {
             var out = ""
             out += "# HELP cupcake_http_requests_total HTTP requests answered, by method, route and status.\n"
             out += "# TYPE cupcake_http_requests_total counter\n"
-            for (key, count) in requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+            for (key, count) in requests.sorted(by: {
+                ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status)
+            }) {
                 out +=
                     "cupcake_http_requests_total{method=\"\(key.method)\",route=\"\(key.route)\",status=\"\(key.status)\"} \(count)\n"
             }
@@ -94,7 +96,8 @@ public final class Metrics: @unchecked Sendable {
             out += "# HELP cupcake_orders_created_total Orders stored and acknowledged with 201.\n"
             out += "# TYPE cupcake_orders_created_total counter\n"
             out += "cupcake_orders_created_total \(ordersCreated)\n"
-            out += "# HELP cupcake_idempotent_replays_total Requests answered with an earlier answer for their Idempotency-Key.\n"
+            out +=
+                "# HELP cupcake_idempotent_replays_total Requests answered with an earlier answer for their Idempotency-Key.\n"
             out += "# TYPE cupcake_idempotent_replays_total counter\n"
             out += "cupcake_idempotent_replays_total \(replays)\n"
             out += "# HELP cupcake_commit_batch_orders Orders in each group-commit transaction.\n"
@@ -109,7 +112,8 @@ public final class Metrics: @unchecked Sendable {
             out += "# HELP cupcake_http_connections_open Connections open now.\n"
             out += "# TYPE cupcake_http_connections_open gauge\n"
             out += "cupcake_http_connections_open \(connectionsOpen)\n"
-            out += "# HELP cupcake_http_connections_refused_total Connections closed at once at the per-address limit.\n"
+            out +=
+                "# HELP cupcake_http_connections_refused_total Connections closed at once at the per-address limit.\n"
             out += "# TYPE cupcake_http_connections_refused_total counter\n"
             out += "cupcake_http_connections_refused_total \(connectionsRefused)\n"
             return out

@@ -17,11 +17,14 @@ import Foundation
 /// - A connection that breaks is replaced by the pool; while the database is down every call
 ///   fails with a temporary error (503), and the store recovers by itself when it is back.
 public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
-    // Safe: `pool` is thread-safe; `claims` is only touched while holding `claimsLock`.
+    // Safe: `pool` is thread-safe; `claims`, `unreleased` and `claimCounter` are only touched
+    // while holding `claimsLock`.
     public let location: String
     private let pool: PostgresPool
     private let claimsLock = NSLock()
     private var claims: [String: String] = [:]
+    /// Claims whose release failed (the database was down), released at the next claim.
+    private var unreleased: [(key: String, claimID: String)] = []
     /// This instance's prefix for claim ids.
     private let instance = UUID().uuidString
     private var claimCounter = 0
@@ -322,6 +325,18 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
             return "\(instance)-\(claimCounter)"
         }
         return try pool.withConnection { connection throws(StorageError) -> IdempotencyClaimResult in
+            let pending = claimsLock.withLock { () -> [(key: String, claimID: String)] in
+                defer { unreleased = [] }
+                return unreleased
+            }
+            if !pending.isEmpty {
+                do throws(StorageError) {
+                    try Self.release(pending, connection)
+                } catch {
+                    claimsLock.withLock { unreleased += pending }
+                    throw error
+                }
+            }
             // A new key is ours; so is one whose claim expired unfinished (its instance died).
             let claimed = try connection.query(
                 SQLText(
@@ -350,12 +365,31 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
 
     public func releaseIdempotencyKey(_ key: String, committed: Bool) {
         guard let claimID = claimsLock.withLock({ claims.removeValue(forKey: key) }), !committed else { return }
-        // Not stored: let a retry claim it at once (if this fails, the claim expires by itself).
-        _ = try? pool.withConnection { connection throws(StorageError) in
-            try connection.query(
-                SQLText("DELETE FROM idempotency_keys WHERE key = $1 AND claim_id = $2 AND status = 0"),
-                [.text(key), .text(claimID)])
+        // Not stored: let a retry claim it at once. When the database cannot be reached (the
+        // usual reason nothing was stored), the release waits for the next claim, so a client
+        // retrying once the database is back is not told 409 until the claim expires.
+        do {
+            try pool.withConnection { connection throws(StorageError) in
+                try Self.release([(key, claimID)], connection)
+            }
+        } catch {
+            claimsLock.withLock {
+                if unreleased.count < 10_000 { unreleased.append((key, claimID)) }
+            }
         }
+    }
+
+    /// Deletes unfinished claims (only while still unfinished and still these claims).
+    private static func release(_ claims: [(key: String, claimID: String)], _ connection: PostgresConnection)
+        throws(StorageError)
+    {
+        try connection.query(
+            SQLText(
+                """
+                DELETE FROM idempotency_keys AS k USING unnest($1::text[], $2::text[]) AS r(key, claim_id)
+                WHERE k.key = r.key AND k.claim_id = r.claim_id AND k.status = 0
+                """),
+            [.text(PostgresArray.texts(claims.map(\.key))), .text(PostgresArray.texts(claims.map(\.claimID)))])
     }
 
     public func purgeIdempotencyKeys(recordedBefore milliseconds: Int64) throws(StorageError) -> Int {

@@ -42,18 +42,26 @@ import Testing
         return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
     }
 
-    @Test func aCursorWalkOverAMillionOrdersSeesEachOnceWhileOrdersAreAdded() throws {
+    @Test(arguments: Engine.allCases)
+    func aCursorWalkOverAMillionOrdersSeesEachOnceWhileOrdersAreAdded(engine: Engine) throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("orders.sqlite")
+        let postgres = engine == .postgres ? try PostgresFixture.shared.get().newDatabase() : nil
+        let path = postgres?.url ?? directory.path("orders.sqlite")
         let count = 1_000_000
-        do {
+        let make = { (number: Int) -> NewOrder in
+            let order = Order(
+                type: number % 4, quantity: 3 + number % 18, name: "Walker \(number % 997)",
+                streetAddress: "\(number) Main St", city: "Nashville", zip: "37201")
+            return NewOrder(order: order, costCents: order.costCents, createdAtMilliseconds: Int64(number))
+        }
+        if postgres != nil {
+            let store = try PostgresOrderStore(url: path, poolSize: 1)
+            try store.bulkInsert(count: count, make: make)
+            store.close()
+            try postgres?.psql("ANALYZE orders")
+        } else {
             let store = try SQLiteOrderStore(path: path)
-            try store.bulkInsert(count: count) { number in
-                let order = Order(
-                    type: number % 4, quantity: 3 + number % 18, name: "Walker \(number % 997)",
-                    streetAddress: "\(number) Main St", city: "Nashville", zip: "37201")
-                return NewOrder(order: order, costCents: order.costCents, createdAtMilliseconds: Int64(number))
-            }
+            try store.bulkInsert(count: count, make: make)
             store.close()
         }
         let server = try ServerProcess(
@@ -84,7 +92,7 @@ import Testing
         let firstByName = Self.median(byName.seconds.prefix(20))
         let lastByName = Self.median(byName.seconds.suffix(20))
         print(
-            "RELIABILITY cursor: walked 1,000,000 orders by time and by name in pages of 100 while "
+            "RELIABILITY cursor (\(engine)): walked 1,000,000 orders by time and by name in pages of 100 while "
                 + "\(added.count { $0.status == 201 }) orders were added: each original order seen exactly once; "
                 + String(
                     format: "median page time first 20 / last 20: %.2f / %.2f ms by time, %.2f / %.2f ms by name",

@@ -16,7 +16,7 @@ public final class NginxProcess: @unchecked Sendable {
         var failure = ""
         for _ in 0..<5 {
             port = try FreePort.next()
-            let configuration = Self.configuration(
+            let configuration = try Self.configuration(
                 port: port, upstreams: upstreamPorts.map { "127.0.0.1:\($0)" }, directory: directory.url.path)
             try configuration.write(toFile: directory.path("nginx.conf"), atomically: true, encoding: .utf8)
             let process = Process()
@@ -41,42 +41,16 @@ public final class NginxProcess: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// The configuration `scripts/cluster` also writes (see there for each line's reason).
-    public static func configuration(port: Int, upstreams: [String], directory: String) -> String {
-        """
-        daemon off;
-        worker_processes 1;
-        pid \(directory)/nginx.pid;
-        error_log \(directory)/error.log warn;
-        events { worker_connections 1024; }
-        http {
-            access_log off;
-            client_body_temp_path \(directory)/body;
-            proxy_temp_path \(directory)/proxy;
-            fastcgi_temp_path \(directory)/fastcgi;
-            uwsgi_temp_path \(directory)/uwsgi;
-            scgi_temp_path \(directory)/scgi;
-            upstream cupcake {
-        \(upstreams.map { "        server \($0) max_fails=1 fail_timeout=2s;" }.joined(separator: "\n"))
-                keepalive 64;
-            }
-            server {
-                listen 127.0.0.1:\(port);
-                location / {
-                    proxy_pass http://cupcake;
-                    proxy_http_version 1.1;
-                    proxy_set_header Connection "";
-                    proxy_set_header Host $http_host;
-                    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-                    proxy_next_upstream error timeout non_idempotent;
-                    proxy_next_upstream_tries 3;
-                    proxy_connect_timeout 2s;
-                    proxy_read_timeout 30s;
-                }
-            }
-        }
-
-        """
+    /// Config/nginx-cluster.conf, the configuration `scripts/cluster` writes, filled in.
+    public static func configuration(port: Int, upstreams: [String], directory: String) throws -> String {
+        let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Config/nginx-cluster.conf")
+        return try String(contentsOf: template, encoding: .utf8)
+            .replacingOccurrences(of: "@DIR@", with: directory)
+            .replacingOccurrences(of: "@PORT@", with: String(port))
+            .replacingOccurrences(
+                of: "@UPSTREAMS@",
+                with: upstreams.map { "        server \($0) max_fails=1 fail_timeout=2s;" }.joined(separator: "\n"))
     }
 
     /// Stops nginx (SIGQUIT: finish what is in flight) and waits for it, at most 10 s.

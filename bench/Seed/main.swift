@@ -1,8 +1,8 @@
 // cupcake-seed: bulk-loads generated orders for scripts/bench.
 //
-//   cupcake-seed --database PATH --count N
+//   cupcake-seed --database PATH|URL --count N
 //
-// Adds N orders to the database (creating it if needed) in transactions of 100,000, printing a
+// Adds N orders to the database (a SQLite file, created if needed, or a PostgreSQL URL) in transactions of 50,000, printing a
 // progress line. Names are "First Last" from 200 × 500 names, so a customer's full-name prefix
 // matches about N / 100,000 orders; 5% are favourites; types are uniform; times are one
 // millisecond apart, continuing after what is already there.
@@ -32,13 +32,15 @@ let firstNames = (0..<200).map { "First\($0)" } + ["Taylor"]
 let lastNames = (0..<500).map { "Last\($0)" } + ["Swift"]
 
 do {
-    let store = try SQLiteOrderStore(path: database)
+    let store: any BulkLoading =
+        PostgresOrderStore.isURL(database)
+        ? try PostgresOrderStore(url: database, poolSize: 1) : try SQLiteOrderStore(path: database)
     let existing = try store.orderCount()
     var random = SplitMix64(seed: UInt64(existing) &+ 42)
     let start = Date()
     let base: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
     try store.bulkInsert(
-        count: count,
+        count: count, batchSize: 50_000,
         make: { index in
             let n = existing + index
             let first = firstNames[Int(random.next() % UInt64(firstNames.count - 1))]
@@ -64,3 +66,10 @@ do {
 } catch {
     fail("\(error)")
 }
+
+/// The two engines' bulk loaders, for one code path above.
+protocol BulkLoading: OrderStore {
+    func bulkInsert(count: Int, batchSize: Int, make: (Int) -> NewOrder, progress: (Int) -> Void) throws(StorageError)
+}
+extension SQLiteOrderStore: BulkLoading {}
+extension PostgresOrderStore: BulkLoading {}

@@ -106,6 +106,12 @@ struct ServeCommand: Command {
         }
     }
 
+    /// SQLite's `durability` setting; PostgreSQL answers only after a durable commit.
+    private var durabilitySummary: String {
+        PostgresOrderStore.isURL(databasePath)
+            ? "synchronous_commit on" : "durability \(configuration.durability.rawValue)"
+    }
+
     func run(console: Console) async throws(CLIError) {
         let shutdown = ShutdownSignal.install()
         let log = AccessLog(enabled: configuration.accessLog, write: console.err)
@@ -119,7 +125,7 @@ struct ServeCommand: Command {
         }
         log.notice(
             "cupcake serve \(Cupcake.version): listening on \(server.baseURL) (database \(server.databaseLocation), "
-                + "durability \(configuration.durability.rawValue), \(keysSummary), "
+                + "\(durabilitySummary), \(keysSummary), "
                 + "\(server.workers) workers\(server.threadsPinned ? " pinned" : ""))"
         )
         log.flush()

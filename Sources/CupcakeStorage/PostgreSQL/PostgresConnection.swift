@@ -29,6 +29,19 @@ final class PostgresConnection {
             throw StorageError(.temporary, "cannot connect to PostgreSQL: \(message)")
         }
         handle = connection
+        // libpq prints every notice to stderr; a NOTICE such as "relation already exists,
+        // skipping" (the migrations' IF NOT EXISTS) is noise for the operator, a WARNING is not.
+        PQsetNoticeReceiver(
+            connection,
+            { _, result in
+                // PG_DIAG_SEVERITY_NONLOCALIZED (a char macro Swift does not import).
+                guard let result,
+                    let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))),
+                    String(cString: severity) == "WARNING",
+                    let message = PQresultErrorMessage(result)
+                else { return }
+                FileHandle.standardError.write(Data("PostgreSQL: \(String(cString: message))".utf8))
+            }, nil)
         // Every commit durable before it is answered; no statement or idle transaction forever.
         try execute(
             SQLText(

@@ -90,3 +90,20 @@ pg_start() {
 pg_stop() {
     as_postgres "$(pg_bin)/pg_ctl" -D "$1/data" -m "${2:-fast}" -w stop >/dev/null 2>&1 || true
 }
+
+# write_nginx_config DIR PORT UPSTREAM_PORT...: DIR/nginx.conf from Config/nginx-cluster.conf,
+# nginx on 127.0.0.1:PORT in front of `cupcake serve` on each 127.0.0.1:UPSTREAM_PORT.
+# Start it with: nginx -p DIR -c DIR/nginx.conf -e DIR/error.log
+write_nginx_config() {
+    local dir="$1" port="$2"; shift 2
+    local upstreams="" p
+    for p in "$@"; do upstreams+="        server 127.0.0.1:$p max_fails=1 fail_timeout=2s;"$'\n'; done
+    mkdir -p "$dir"
+    python3 -c '
+import sys
+text = open(sys.argv[1]).read()
+for name, value in (("@DIR@", sys.argv[2]), ("@PORT@", sys.argv[3]), ("@UPSTREAMS@", sys.argv[4].rstrip("\n"))):
+    text = text.replace(name, value)
+open(sys.argv[2] + "/nginx.conf", "w").write(text)
+' "$(dirname "${BASH_SOURCE[0]}")/../Config/nginx-cluster.conf" "$dir" "$port" "$upstreams"
+}

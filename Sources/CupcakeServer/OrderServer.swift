@@ -32,10 +32,12 @@ public final class OrderServer: @unchecked Sendable {
         limits.threads = configuration.threads
         let store: any OrderStore
         if PostgresOrderStore.isURL(databasePath) {
-            // A connection per worker, one for the group commit and one more for claims and
+            // A connection per worker and per group-commit writer, and one more for claims and
             // cancels, unless the configuration says.
             let poolSize =
-                configuration.databasePoolSize > 0 ? configuration.databasePoolSize : limits.workerThreads + 2
+                configuration.databasePoolSize > 0
+                ? configuration.databasePoolSize
+                : limits.workerThreads + PostgresOrderStore.defaultConcurrentWriters + 1
             store = try PostgresOrderStore(url: databasePath, poolSize: poolSize)
         } else {
             store = try SQLiteOrderStore(path: databasePath, durability: configuration.durability)

@@ -1,12 +1,17 @@
 import CSQLite
 import Foundation
 
-/// Group commit: callers hand in orders one at a time from many threads; one writer thread
+/// Group commit: callers hand in orders one at a time from many threads; a writer thread
 /// commits whatever has gathered in a single transaction and then tells every caller. Under load
 /// the cost of a commit (and its fsync, with ``Durability/full``) is shared by the whole batch.
+///
+/// The store says how many writers may commit at once (``OrderStore/concurrentWriters``):
+/// SQLite has one writer; PostgreSQL runs each writer's batch as its own transaction on its own
+/// connection and flushes concurrent commits to its WAL together, so while one batch waits for
+/// its flush the next is already being written.
 public final class GroupCommitter: @unchecked Sendable {
-    // Safe: `pending`, `stopping`, `running` and `writerWaiting` are read and written only while
-    // holding `condition`; `spare` only by the writer thread.
+    // Safe: `pending`, `stopping`, `runningWriters` and `waitingWriters` are read and written
+    // only while holding `condition`; each writer thread's buffers are its own.
     private struct Pending {
         var order: NewOrder
         var completion: @Sendable (Result<StoredOrder, StorageError>) -> Void
@@ -17,17 +22,14 @@ public final class GroupCommitter: @unchecked Sendable {
     private let condition = NSCondition()
     private var pending: [Pending] = []
     private var stopping = false
-    private var running = true
-    /// The writer is waiting for work (or about to), so the next order must signal it.
-    private var writerWaiting = false
-    /// The writer's other batch buffer, reused so taking a batch allocates nothing.
-    private var spare: [Pending] = []
-    private var thread: Thread?
+    private var runningWriters: Int
+    /// Writers waiting for work (or about to), so the next order must signal one.
+    private var waitingWriters = 0
     private let committed: @Sendable (Int) -> Void
 
-    /// Starts the writer thread.
+    /// Starts the writer threads, as many as `store.concurrentWriters`.
     ///
-    /// - Parameter threadStarted: runs first on the writer thread, before any commit (the server
+    /// - Parameter threadStarted: runs first on each writer thread, before any commit (the server
     ///   uses it to choose the thread's CPU).
     ///   - committed: told the size of each batch committed (for metrics).
     public init(
@@ -37,14 +39,17 @@ public final class GroupCommitter: @unchecked Sendable {
         self.committed = committed
         self.store = store
         self.maximumBatch = maximumBatch
-        let thread = Thread { [unowned self] in
-            // Foundation's Thread.name does not reach the kernel on Linux.
-            pthread_setname_np(pthread_self(), "cupcake-commit")
-            threadStarted()
-            self.loop()
+        let writers = max(1, store.concurrentWriters)
+        runningWriters = writers
+        for _ in 0..<writers {
+            let thread = Thread { [unowned self] in
+                // Foundation's Thread.name does not reach the kernel on Linux.
+                pthread_setname_np(pthread_self(), "cupcake-commit")
+                threadStarted()
+                self.loop()
+            }
+            thread.start()
         }
-        self.thread = thread
-        thread.start()
     }
 
     /// Queues an order; `completion` runs on the writer thread once it is committed (or failed).
@@ -56,35 +61,36 @@ public final class GroupCommitter: @unchecked Sendable {
             return
         }
         pending.append(Pending(order: order, completion: completion))
-        let wake = writerWaiting
-        writerWaiting = false
+        let wake = waitingWriters > 0
         condition.unlock()
-        // Signalled after unlocking, so the writer does not wake only to wait for this lock,
-        // and only when it is waiting: under load it finds the next batch without a wake-up.
+        // Signalled after unlocking, so a writer does not wake only to wait for this lock, and
+        // only when one is waiting: under load a writer finds the next batch without a wake-up.
         if wake { condition.signal() }
     }
 
-    /// Commits everything already queued, then stops the writer thread.
+    /// Commits everything already queued, then stops the writer threads.
     public func shutdown() {
         condition.lock()
         stopping = true
         condition.broadcast()
-        while running {
+        while runningWriters > 0 {
             condition.wait()
         }
         condition.unlock()
     }
 
     private func loop() {
+        /// This writer's other batch buffer, reused so taking a batch allocates nothing.
+        var spare: [Pending] = []
         while true {
             condition.lock()
             while pending.isEmpty && !stopping {
-                writerWaiting = true
+                waitingWriters += 1
                 condition.wait()
+                waitingWriters -= 1
             }
-            writerWaiting = false
             if pending.isEmpty && stopping {
-                running = false
+                runningWriters -= 1
                 condition.broadcast()
                 condition.unlock()
                 return

@@ -4,6 +4,10 @@ public protocol OrderStore: AnyObject, Sendable {
     /// A human description of where the data is, for the startup line.
     var location: String { get }
 
+    /// How many batches ``GroupCommitter`` may insert at once, each on its own thread. One unless
+    /// the engine takes concurrent writers (SQLite has one writer; PostgreSQL has many).
+    var concurrentWriters: Int { get }
+
     /// Inserts a batch in one transaction, with each order's idempotency record; when it
     /// returns, the batch is committed.
     ///
@@ -47,4 +51,9 @@ public protocol OrderStore: AnyObject, Sendable {
 
     /// Closes the store; later calls fail with ``StorageError/Code/unavailable``.
     func close()
+}
+
+extension OrderStore {
+    /// One writer, unless the engine says otherwise.
+    public var concurrentWriters: Int { 1 }
 }

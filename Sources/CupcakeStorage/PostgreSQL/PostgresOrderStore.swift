@@ -20,6 +20,7 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
     // Safe: `pool` is thread-safe; `claims`, `unreleased` and `claimCounter` are only touched
     // while holding `claimsLock`.
     public let location: String
+    public let concurrentWriters: Int
     private let pool: PostgresPool
     private let claimsLock = NSLock()
     private var claims: [String: String] = [:]
@@ -28,6 +29,10 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
     /// This instance's prefix for claim ids.
     private let instance = UUID().uuidString
     private var claimCounter = 0
+    /// Group-commit batches in flight at once, unless the caller says. Two: while one batch
+    /// waits for its COMMIT, the next is written (1 → 2 measured +14% orders/s on 2 cores;
+    /// 3 and 4 gained nothing more there; docs/SCALING.md).
+    public static let defaultConcurrentWriters = 2
     /// How long an unfinished claim holds its key.
     static let claimSeconds: Int64 = 10
 
@@ -37,8 +42,13 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
     ///   - url: `postgres://…` or `postgresql://…`, or any connection string libpq accepts.
     ///   - poolSize: the most connections this instance opens.
     ///   - statementTimeoutMilliseconds: the longest any statement may run.
-    public init(url: String, poolSize: Int, statementTimeoutMilliseconds: Int = 5_000) throws(StorageError) {
+    ///   - concurrentWriters: how many group-commit batches may be in flight at once.
+    public init(
+        url: String, poolSize: Int, statementTimeoutMilliseconds: Int = 5_000,
+        concurrentWriters: Int = PostgresOrderStore.defaultConcurrentWriters
+    ) throws(StorageError) {
         location = Self.describe(url)
+        self.concurrentWriters = concurrentWriters
         pool = PostgresPool(conninfo: url, size: poolSize, statementTimeoutMilliseconds: statementTimeoutMilliseconds)
         do {
             try pool.withConnection { connection throws(StorageError) in try PostgresSchema.migrate(connection) }
@@ -119,7 +129,7 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
                         ), counted AS (
                             UPDATE order_counts AS c SET n = c.n + d.n
                             FROM unnest($22::integer[], $23::boolean[], $24::bigint[]) AS d(type, is_favorite, n)
-                            WHERE c.type = d.type AND c.is_favorite = d.is_favorite
+                            WHERE c.type = d.type AND c.is_favorite = d.is_favorite AND c.shard = $25
                             RETURNING 1
                         )
                         SELECT (SELECT count(*) FROM added), (SELECT count(*) FROM answered)
@@ -149,6 +159,7 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
                         .text(PostgresArray.integers(countKeys.map { Int64($0.split(separator: ",")[0]) ?? 0 })),
                         .text(PostgresArray.booleans(countKeys.map { $0.hasSuffix("true") })),
                         .text(PostgresArray.integers(countKeys.map { counts[$0] ?? 0 })),
+                        .integer(Self.randomCountShard()),
                     ])
                 guard updated.integer(0, 1) == Int64(keyed.count) else {
                     // A claim expired and another request took its key over: store nothing of
@@ -160,6 +171,10 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
             return stored
         }
     }
+
+    /// One of the rows each count is spread over (see ``PostgresSchema/countShards``), so that
+    /// concurrent transactions rarely wait for each other's row lock.
+    private static func randomCountShard() -> Int64 { Int64.random(in: 0..<Int64(PostgresSchema.countShards)) }
 
     /// Runs `body` inside BEGIN … COMMIT on `connection`, rolling back if it throws.
     private func transaction(_ connection: PostgresConnection, _ body: () throws(StorageError) -> Void)
@@ -190,10 +205,10 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
                     ),
                     moved AS (
                         UPDATE order_counts AS c SET n = c.n + CASE WHEN c.is_favorite = $2 THEN 1 ELSE -1 END
-                        FROM changed WHERE c.type = changed.type RETURNING 1
+                        FROM changed WHERE c.type = changed.type AND c.shard = $3 RETURNING 1
                     )
                     SELECT (SELECT count(*) FROM target), (SELECT count(*) FROM moved)
-                    """), [.integer(id), .boolean(isFavorite)])
+                    """), [.integer(id), .boolean(isFavorite), .integer(Self.randomCountShard())])
             return rows.integer(0, 0) > 0
         }
         return exists ? try order(id: id) : nil
@@ -207,10 +222,11 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
                     WITH gone AS (DELETE FROM orders WHERE id = $1 RETURNING type, is_favorite),
                     counted AS (
                         UPDATE order_counts AS c SET n = c.n - 1 FROM gone
-                        WHERE c.type = gone.type AND c.is_favorite = gone.is_favorite RETURNING 1
+                        WHERE c.type = gone.type AND c.is_favorite = gone.is_favorite AND c.shard = $2
+                        RETURNING 1
                     )
                     SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM counted)
-                    """), [.integer(id)])
+                    """), [.integer(id), .integer(Self.randomCountShard())])
             return rows.integer(0, 0) > 0
         }
     }

@@ -59,8 +59,25 @@ enum PostgresSchema {
                 );
                 INSERT INTO order_counts (type, is_favorite, n)
                     SELECT t, f, 0 FROM generate_series(0, 3) AS t, (VALUES (false), (true)) AS v(f)
-                """))
+                """)),
+        // A batch's counts UPDATE locks its rows until COMMIT; with one row per (type,
+        // favourite), concurrent batches queued behind each other's WAL flush. Each writes one of
+        // `countShards` rows instead, chosen at random, and readers sum them.
+        Migration(
+            name: "counts in shards",
+            sql: SQLText(
+                """
+                ALTER TABLE order_counts ADD COLUMN shard INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE order_counts DROP CONSTRAINT order_counts_pkey;
+                ALTER TABLE order_counts ADD PRIMARY KEY (type, is_favorite, shard);
+                INSERT INTO order_counts (type, is_favorite, shard, n)
+                    SELECT t, f, s, 0 FROM generate_series(0, 3) AS t, (VALUES (false), (true)) AS v(f),
+                        generate_series(1, 15) AS s
+                """)),
     ]
+
+    /// How many rows hold each (type, favourite) count: shards 0 to 15.
+    static let countShards = 16
 
     /// Brings the database's schema up to ``migrations``.
     ///

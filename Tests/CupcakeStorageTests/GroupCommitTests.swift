@@ -122,6 +122,60 @@ import Testing
         store.close()
     }
 
+    /// A batch is one statement: when one of its keys' claims was taken over by another
+    /// instance (the claim expired), the statement fails and stores nothing of the batch, and
+    /// the group commit then stores each of the other orders alone.
+    @Test func aBatchWhoseClaimWasTakenOverStoresNothingAndTheOthersAreStoredAlone() throws {
+        let database = try PostgresFixture.shared.get().newDatabase()
+        let first = try PostgresOrderStore(url: database.url, poolSize: 3)
+        let second = try PostgresOrderStore(url: database.url, poolSize: 3)
+        func claim(_ key: String) -> IdempotencyClaim {
+            IdempotencyClaim(key: key, fingerprint: Array(key.utf8), status: 201) { Array("order \($0.id)".utf8) }
+        }
+        #expect(try first.claimIdempotencyKey("K", fingerprint: Array("K".utf8), nowMilliseconds: 1_000) == .claimed)
+        // The first instance stalls past its claim; the second takes the key over.
+        try database.psql("UPDATE idempotency_keys SET claimed_until_ms = 0 WHERE key = 'K'")
+        #expect(try second.claimIdempotencyKey("K", fingerprint: Array("K".utf8), nowMilliseconds: 2_000) == .claimed)
+
+        var batch = StorageFixtures.newOrders(0..<3)
+        batch[1].idempotency = claim("K")
+        #expect {
+            _ = try first.insert(batch)
+        } throws: { ($0 as? StorageError)?.code == .conflict }
+        #expect(try first.orderCount() == 0, "nothing of the batch stored")
+        #expect(try first.list(OrderQuery(limit: 1)).total == 0, "nor counted")
+        #expect(try first.idempotencyRecord(key: "K") == nil, "nor answered")
+
+        // Through the group commit: the keyed order fails alone, its neighbours are stored.
+        let committer = GroupCommitter(store: first)
+        let answers = Answers()
+        let group = DispatchGroup()
+        for (index, order) in batch.enumerated() {
+            group.enter()
+            committer.submit(order) { result in
+                answers.record(index, result)
+                group.leave()
+            }
+        }
+        #expect(group.wait(timeout: .now() + 30) == .success)
+        committer.shutdown()
+        let (ids, failures, _) = answers.snapshot
+        #expect(Set(ids.keys) == [0, 2])
+        #expect(failures.count == 1)
+        #expect(try first.orderCount() == 2)
+
+        // The instance holding the claim stores its order with the key.
+        var mine = StorageFixtures.newOrders(5..<6)
+        mine[0].idempotency = claim("K")
+        let stored = try second.insert(mine)
+        let record = try #require(try second.idempotencyRecord(key: "K"))
+        #expect(record.orderID == stored[0].id && record.status == 201)
+        #expect(record.body == Array("order \(stored[0].id)".utf8))
+        #expect(try first.orderCount() == 3)
+        first.close()
+        second.close()
+    }
+
     @Test func aVersion1PostgresDatabaseKeepsItsCountsWhenTheyMoveToShards() throws {
         let database = try PostgresFixture.shared.get().newDatabase()
         try database.psql(PostgresSchema.migrations[0].sql.text)

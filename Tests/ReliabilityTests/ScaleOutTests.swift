@@ -84,6 +84,7 @@ import Testing
         let stored = try Self.storedIDs(database)
         #expect(stored.count == 50)
         #expect(stored.values.allSatisfy { $0.count == 1 })
+        print("RELIABILITY one key, two instances: 50 rounds, \(stored.count) orders, \(stored.values.filter { $0.count > 1 }.count) duplicated")
         for instance in instances { #expect(instance.stop() == 0) }
     }
 
@@ -102,7 +103,12 @@ import Testing
         // nginx tried each failed request on a live instance; a client's own retries cover the rest.
         let failed = ledger.filter { $0.status != 201 }
         #expect(failed.isEmpty, "orders never acknowledged: \(failed.prefix(5).map { "\($0.name): \($0.status)" })")
-        Self.expectExactlyOnce(ledger, stored: try Self.storedIDs(database))
+        let stored = try Self.storedIDs(database)
+        Self.expectExactlyOnce(ledger, stored: stored)
+        print(
+            "RELIABILITY kill -9 behind nginx: \(ledger.count) orders from 16 clients, "
+                + "\(ledger.filter { $0.status == 201 }.count) acknowledged, \(ledger.map(\.attempts).reduce(0, +) - ledger.count) "
+                + "client retries, \(stored.count) stored, \(stored.values.filter { $0.count > 1 }.count) duplicated")
         // The survivors still serve, and both see every order.
         for survivor in [instances[0], instances[2]] {
             let listed = try RawHTTP.request(port: survivor.port, method: "GET", path: "/api/cupcakes?per_page=1")
@@ -137,7 +143,12 @@ import Testing
         let statuses = Dictionary(grouping: ledger, by: \.status).mapValues(\.count)
         #expect(Set(statuses.keys).isSubset(of: [201, 503]), "\(statuses)")
         let rows = try cluster.psql("SELECT name || E'\\t' || id FROM orders")
-        Self.expectExactlyOnce(ledger, stored: Self.rows(rows.stdout))
+        let stored = Self.rows(rows.stdout)
+        Self.expectExactlyOnce(ledger, stored: stored)
+        print(
+            "RELIABILITY PostgreSQL crashed under load: \(statuses[201] ?? 0) acknowledged, \(statuses[503] ?? 0) answered 503, "
+                + "first order stored \(String(format: "%.2f", recovery)) s after the database was back, "
+                + "\(stored.count) stored, \(stored.values.filter { $0.count > 1 }.count) duplicated")
         #expect(server.stop() == 0)
     }
 

@@ -224,7 +224,8 @@ final class PostgresConnection {
     static func code(state: String, healthy: Bool) -> StorageError.Code {
         if !healthy { return .temporary }  // the connection broke: nothing is known to be stored
         switch state {
-        case "23505", "23503", "23514": return .conflict
+        // CC409: cupcake_claims_held(), an Idempotency-Key's claim was taken over.
+        case "23505", "23503", "23514", "CC409": return .conflict
         // Connection exceptions, insufficient resources, operator intervention (shutdown,
         // cancel, timeout), serialization failures and deadlocks: try again later.
         case let code

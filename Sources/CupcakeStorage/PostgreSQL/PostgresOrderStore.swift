@@ -101,73 +101,75 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
                     createdAtMilliseconds: item.createdAtMilliseconds, isFavorite: item.isFavorite,
                     receiptHash: item.receiptHash)
             }
-            try transaction(connection) { () throws(StorageError) in
-                let keyed = zip(batch, stored).compactMap { item, order in item.idempotency.map { ($0, order) } }
-                let claimIDs = claimsLock.withLock { keyed.map { claims[$0.0.key] ?? "" } }
-                var counts: [String: Int64] = [:]
-                for order in stored { counts["\(order.order.type),\(order.isFavorite)", default: 0] += 1 }
-                let countKeys = counts.keys.sorted()
-                let updated = try connection.query(
-                    SQLText(
-                        """
-                        WITH added AS (
-                            INSERT INTO orders (id, type, quantity, special_request_enabled, extra_frosting,
-                                add_sprinkles, name, street_address, city, zip, cost_cents, created_at_ms, name_key,
-                                is_favorite, receipt_hash)
-                            SELECT * FROM unnest($1::bigint[], $2::integer[], $3::integer[], $4::boolean[],
-                                $5::boolean[], $6::boolean[], $7::text[], $8::text[], $9::text[], $10::text[],
-                                $11::integer[], $12::bigint[], $13::text[], $14::boolean[], $15::bytea[])
-                            RETURNING 1
-                        ), answered AS (
-                            UPDATE idempotency_keys AS k
-                            SET status = u.status, body = u.body, order_id = u.order_id,
-                                created_at_ms = u.created_at_ms, claimed_until_ms = 0
-                            FROM unnest($16::text[], $17::text[], $18::integer[], $19::bytea[], $20::bigint[],
-                                $21::bigint[]) AS u(key, claim_id, status, body, order_id, created_at_ms)
-                            WHERE k.key = u.key AND k.claim_id = u.claim_id AND k.status = 0
-                            RETURNING 1
-                        ), counted AS (
-                            UPDATE order_counts AS c SET n = c.n + d.n
-                            FROM unnest($22::integer[], $23::boolean[], $24::bigint[]) AS d(type, is_favorite, n)
-                            WHERE c.type = d.type AND c.is_favorite = d.is_favorite AND c.shard = $25
-                            RETURNING 1
-                        )
-                        SELECT (SELECT count(*) FROM added), (SELECT count(*) FROM answered)
-                        """),
-                    [
-                        .text(PostgresArray.integers(stored.map(\.id))),
-                        .text(PostgresArray.integers(stored.map { Int64($0.order.type) })),
-                        .text(PostgresArray.integers(stored.map { Int64($0.order.quantity) })),
-                        .text(PostgresArray.booleans(stored.map(\.order.specialRequestEnabled))),
-                        .text(PostgresArray.booleans(stored.map(\.order.extraFrosting))),
-                        .text(PostgresArray.booleans(stored.map(\.order.addSprinkles))),
-                        .text(PostgresArray.texts(stored.map(\.order.name))),
-                        .text(PostgresArray.texts(stored.map(\.order.streetAddress))),
-                        .text(PostgresArray.texts(stored.map(\.order.city))),
-                        .text(PostgresArray.texts(stored.map(\.order.zip))),
-                        .text(PostgresArray.integers(stored.map { Int64($0.costCents) })),
-                        .text(PostgresArray.integers(stored.map(\.createdAtMilliseconds))),
-                        .text(PostgresArray.texts(stored.map { OrderQuery.nameKey($0.order.name) })),
-                        .text(PostgresArray.booleans(stored.map(\.isFavorite))),
-                        .text(PostgresArray.bytes(stored.map(\.receiptHash))),
-                        .text(PostgresArray.texts(keyed.map(\.0.key))),
-                        .text(PostgresArray.texts(claimIDs)),
-                        .text(PostgresArray.integers(keyed.map { Int64($0.0.status) })),
-                        .text(PostgresArray.bytes(keyed.map { $0.0.render($0.1) })),
-                        .text(PostgresArray.integers(keyed.map(\.1.id))),
-                        .text(PostgresArray.integers(keyed.map(\.1.createdAtMilliseconds))),
-                        .text(PostgresArray.integers(countKeys.map { Int64($0.split(separator: ",")[0]) ?? 0 })),
-                        .text(PostgresArray.booleans(countKeys.map { $0.hasSuffix("true") })),
-                        .text(PostgresArray.integers(countKeys.map { counts[$0] ?? 0 })),
-                        .integer(Self.randomCountShard()),
-                    ])
-                guard updated.integer(0, 1) == Int64(keyed.count) else {
-                    // A claim expired and another request took its key over: store nothing of
-                    // this batch (the group commit then tries each order alone).
-                    throw StorageError(
-                        .conflict, "an Idempotency-Key's claim was taken over before its order was stored")
-                }
-            }
+            let keyed = zip(batch, stored).compactMap { item, order in item.idempotency.map { ($0, order) } }
+            let claimIDs = claimsLock.withLock { keyed.map { claims[$0.0.key] ?? "" } }
+            var counts: [String: Int64] = [:]
+            for order in stored { counts["\(order.order.type),\(order.isFavorite)", default: 0] += 1 }
+            let countKeys = counts.keys.sorted()
+            // One statement, so one implicit transaction and one round trip: PostgreSQL commits
+            // it (durably: synchronous_commit is on) before it answers, or rolls all of it back.
+            // A claim that expired and was taken over by another request makes
+            // cupcake_claims_held() raise CC409 (.conflict), which rolls the whole batch back (no
+            // order, no key, no count); the group commit then tries each order alone. If the
+            // connection breaks while the statement is on its way, the outcome is unknown: the
+            // error is temporary, nobody is told the order was stored, and a retry with the key
+            // finds it stored (a replay) or claims the key again once this claim expires.
+            try connection.query(
+                SQLText(
+                    """
+                    WITH added AS (
+                        INSERT INTO orders (id, type, quantity, special_request_enabled, extra_frosting,
+                            add_sprinkles, name, street_address, city, zip, cost_cents, created_at_ms, name_key,
+                            is_favorite, receipt_hash)
+                        SELECT * FROM unnest($1::bigint[], $2::integer[], $3::integer[], $4::boolean[],
+                            $5::boolean[], $6::boolean[], $7::text[], $8::text[], $9::text[], $10::text[],
+                            $11::integer[], $12::bigint[], $13::text[], $14::boolean[], $15::bytea[])
+                        RETURNING 1
+                    ), answered AS (
+                        UPDATE idempotency_keys AS k
+                        SET status = u.status, body = u.body, order_id = u.order_id,
+                            created_at_ms = u.created_at_ms, claimed_until_ms = 0
+                        FROM unnest($16::text[], $17::text[], $18::integer[], $19::bytea[], $20::bigint[],
+                            $21::bigint[]) AS u(key, claim_id, status, body, order_id, created_at_ms)
+                        WHERE k.key = u.key AND k.claim_id = u.claim_id AND k.status = 0
+                        RETURNING 1
+                    ), counted AS (
+                        UPDATE order_counts AS c SET n = c.n + d.n
+                        FROM unnest($22::integer[], $23::boolean[], $24::bigint[]) AS d(type, is_favorite, n)
+                        WHERE c.type = d.type AND c.is_favorite = d.is_favorite AND c.shard = $25
+                        RETURNING 1
+                    )
+                    SELECT (SELECT count(*) FROM added),
+                        cupcake_claims_held((SELECT count(*) FROM answered), $26::bigint)
+                    """),
+                [
+                    .text(PostgresArray.integers(stored.map(\.id))),
+                    .text(PostgresArray.integers(stored.map { Int64($0.order.type) })),
+                    .text(PostgresArray.integers(stored.map { Int64($0.order.quantity) })),
+                    .text(PostgresArray.booleans(stored.map(\.order.specialRequestEnabled))),
+                    .text(PostgresArray.booleans(stored.map(\.order.extraFrosting))),
+                    .text(PostgresArray.booleans(stored.map(\.order.addSprinkles))),
+                    .text(PostgresArray.texts(stored.map(\.order.name))),
+                    .text(PostgresArray.texts(stored.map(\.order.streetAddress))),
+                    .text(PostgresArray.texts(stored.map(\.order.city))),
+                    .text(PostgresArray.texts(stored.map(\.order.zip))),
+                    .text(PostgresArray.integers(stored.map { Int64($0.costCents) })),
+                    .text(PostgresArray.integers(stored.map(\.createdAtMilliseconds))),
+                    .text(PostgresArray.texts(stored.map { OrderQuery.nameKey($0.order.name) })),
+                    .text(PostgresArray.booleans(stored.map(\.isFavorite))),
+                    .text(PostgresArray.bytes(stored.map(\.receiptHash))),
+                    .text(PostgresArray.texts(keyed.map(\.0.key))),
+                    .text(PostgresArray.texts(claimIDs)),
+                    .text(PostgresArray.integers(keyed.map { Int64($0.0.status) })),
+                    .text(PostgresArray.bytes(keyed.map { $0.0.render($0.1) })),
+                    .text(PostgresArray.integers(keyed.map(\.1.id))),
+                    .text(PostgresArray.integers(keyed.map(\.1.createdAtMilliseconds))),
+                    .text(PostgresArray.integers(countKeys.map { Int64($0.split(separator: ",")[0]) ?? 0 })),
+                    .text(PostgresArray.booleans(countKeys.map { $0.hasSuffix("true") })),
+                    .text(PostgresArray.integers(countKeys.map { counts[$0] ?? 0 })),
+                    .integer(Self.randomCountShard()),
+                    .integer(Int64(keyed.count)),
+                ])
             return stored
         }
     }
@@ -175,23 +177,6 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
     /// One of the rows each count is spread over (see ``PostgresSchema/countShards``), so that
     /// concurrent transactions rarely wait for each other's row lock.
     private static func randomCountShard() -> Int64 { Int64.random(in: 0..<Int64(PostgresSchema.countShards)) }
-
-    /// Runs `body` inside BEGIN … COMMIT on `connection`, rolling back if it throws.
-    private func transaction(_ connection: PostgresConnection, _ body: () throws(StorageError) -> Void)
-        throws(StorageError)
-    {
-        try connection.execute(SQLText("BEGIN"))
-        do {
-            try body()
-        } catch {
-            try? connection.execute(SQLText("ROLLBACK"))
-            throw error
-        }
-        // If the connection breaks while COMMIT is on its way, the outcome is unknown: the error
-        // is temporary, nobody is told the order was stored, and a retry with the key finds it
-        // stored (a replay) or claims the key again once this claim expires.
-        try connection.execute(SQLText("COMMIT"))
-    }
 
     public func setFavorite(id: Int64, _ isFavorite: Bool) throws(StorageError) -> StoredOrder? {
         let exists = try pool.withConnection { connection throws(StorageError) -> Bool in

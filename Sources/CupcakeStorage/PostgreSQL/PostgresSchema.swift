@@ -74,6 +74,23 @@ enum PostgresSchema {
                     SELECT t, f, s, 0 FROM generate_series(0, 3) AS t, (VALUES (false), (true)) AS v(f),
                         generate_series(1, 15) AS s
                 """)),
+        // A batch is one statement (one round trip, one implicit transaction); this check inside
+        // it fails the statement, so the whole batch rolls back, when a key's claim was lost.
+        Migration(
+            name: "claims checked inside the batch's statement",
+            sql: SQLText(
+                """
+                CREATE FUNCTION cupcake_claims_held(answered bigint, expected bigint) RETURNS bigint
+                LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF answered <> expected THEN
+                        RAISE EXCEPTION 'an Idempotency-Key''s claim was taken over before its order was stored'
+                            USING ERRCODE = 'CC409';
+                    END IF;
+                    RETURN answered;
+                END
+                $$
+                """)),
     ]
 
     /// How many rows hold each (type, favourite) count: shards 0 to 15.

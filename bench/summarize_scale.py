@@ -28,13 +28,13 @@ def cpu_per_thousand(rounds, column):
     return median([r[column] * tick_ms * 1000 / max(r[0] * duration, 1) for r in rounds])
 
 
-print("  %-12s %7s %7s %7s %6s   %-17s %5s" % (
+print("  %-16s %7s %7s %7s %6s   %-17s %5s" % (
     "median", "req/s", "p50 ms", "p99 ms", "non2xx", "CPU ms/1000 req:", "busy"))
-print("  %-12s %7s %7s %7s %6s   %5s %5s %5s" % ("", "", "", "", "", "app", "db", "nginx"))
+print("  %-16s %7s %7s %7s %6s   %5s %5s %5s" % ("", "", "", "", "", "app", "db", "nginx"))
 rps = {}
 for name, rounds in runs.items():
     rps[name] = median([r[0] for r in rounds])
-    print("  %-12s %7.0f %7.2f %7.2f %6d   %5.0f %5.0f %5.0f %4.0f%%" % (
+    print("  %-16s %7.0f %7.2f %7.2f %6d   %5.0f %5.0f %5.0f %4.0f%%" % (
         name, rps[name], median([r[1] for r in rounds]), median([r[2] for r in rounds]),
         sum(r[3] for r in rounds), cpu_per_thousand(rounds, 4), cpu_per_thousand(rounds, 5),
         cpu_per_thousand(rounds, 6), 100 * median([r[7] / max(r[8], 1) for r in rounds])))
@@ -43,6 +43,9 @@ print("  peak RSS MiB: " + ", ".join("%s %s" % (name, value) for name, value in 
 if "pgbench" in rps and "postgres-1" in rps:
     print("  one instance on PostgreSQL / pgbench (one order per commit): %.2fx (goal >= 1.50)" % (
         rps["postgres-1"] / rps["pgbench"]))
+if "pgbench-own-cpu" in rps and "postgres-own-cpu" in rps:
+    print("  the same, the database on a CPU of its own: %.2fx (goal >= 1.50)" % (
+        rps["postgres-own-cpu"] / rps["pgbench-own-cpu"]))
 for n in (2, 3):
     if "nginx-%d" % n in rps and "nginx-1" in rps:
         print("  %d instances / 1 behind nginx: %.2fx" % (n, rps["nginx-%d" % n] / rps["nginx-1"]))

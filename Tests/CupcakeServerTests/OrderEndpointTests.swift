@@ -132,6 +132,27 @@ import Testing
         #expect(try server.orderCount() == 0)
     }
 
+    /// OPTIONS names exactly the methods a path answers: each one listed is not 405, and a
+    /// method left out is.
+    @Test(arguments: [
+        ("/api/cupcakes", "GET, HEAD, POST, OPTIONS"),
+        ("/api/cupcakes/1", "GET, HEAD, PATCH, DELETE, OPTIONS"),
+        ("/api/backup", "GET, OPTIONS"),
+        ("/metrics", "GET, HEAD, OPTIONS"),
+    ])
+    func optionsListsExactlyThePathsMethods(path: String, allow: String) throws {
+        let server = try TestServer()
+        let options = try RawHTTP.request(port: server.port, method: "OPTIONS", path: path)
+        #expect(options.status == 204)
+        #expect(options.headers["allow"] == allow)
+        let listed = Set(allow.components(separatedBy: ", "))
+        for method in ["GET", "HEAD", "POST", "PATCH", "DELETE", "PUT"] {
+            let body = method == "POST" || method == "PATCH" ? Data("{}".utf8) : nil
+            let answer = try RawHTTP.request(port: server.port, method: method, path: path, body: body)
+            #expect((answer.status == 405) == !listed.contains(method), "\(method) \(path): \(answer.status)")
+        }
+    }
+
     @Test(arguments: Engine.allCases)
     func unprocessableNamesEveryBadFieldByWireKey(engine: Engine) throws {
         let server = try TestServer(engine: engine)

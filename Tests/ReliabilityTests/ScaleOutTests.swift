@@ -84,7 +84,9 @@ import Testing
         let stored = try Self.storedIDs(database)
         #expect(stored.count == 50)
         #expect(stored.values.allSatisfy { $0.count == 1 })
-        print("RELIABILITY one key, two instances: 50 rounds, \(stored.count) orders, \(stored.values.filter { $0.count > 1 }.count) duplicated")
+        print(
+            "RELIABILITY one key, two instances: 50 rounds, \(stored.count) orders, \(stored.values.filter { $0.count > 1 }.count) duplicated"
+        )
         for instance in instances { #expect(instance.stop() == 0) }
     }
 

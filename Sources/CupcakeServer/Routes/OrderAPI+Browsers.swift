@@ -39,6 +39,7 @@ extension OrderAPI {
         let allowed =
             switch request.path {
             case Self.backupPath: "GET, OPTIONS"
+            case "/metrics": "GET, HEAD, OPTIONS"
             case Self.collectionPath, Self.collectionPath + "/": "GET, HEAD, POST, OPTIONS"
             default: "GET, HEAD, PATCH, DELETE, OPTIONS"
             }

@@ -205,7 +205,9 @@ public final class OrderAPI: HTTPHandler {
     // MARK: - GET /api/backup
 
     private func backup(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws {
-        guard let backups else { throw Problem.notFound("This server stores its orders in PostgreSQL: back them up with pg_dump.") }
+        guard let backups else {
+            throw Problem.notFound("This server stores its orders in PostgreSQL: back them up with pg_dump.")
+        }
         let started = backups.start { [log] result in
             switch result {
             case .success(let file):

@@ -122,6 +122,44 @@ import Testing
         store.close()
     }
 
+    /// Favourite, unfavourite and cancel of the same orders from many threads at once: the
+    /// counts the totals come from move once per real change (PostgreSQL re-checks a row changed
+    /// meanwhile against its new value, not against the statement's snapshot).
+    @Test(arguments: Engine.allCases)
+    func changesOfOneOrderFromManyThreadsKeepTheCountsRight(_ engine: Engine) throws {
+        let subject = try Self.subject(engine)
+        let store = subject.store
+        let orders = try store.insert(StorageFixtures.newOrders(0..<24))
+        let group = DispatchGroup()
+        for (index, target) in orders.prefix(12).enumerated() {
+            for thread in 0..<6 {
+                group.enter()
+                Thread.detachNewThread {
+                    for round in 0..<5 {
+                        if index % 3 == 0 && thread == 5 && round == 2 {
+                            _ = try? store.delete(id: target.id)
+                        } else {
+                            _ = try? store.setFavorite(id: target.id, (thread + round) % 2 == 0)
+                        }
+                    }
+                    group.leave()
+                }
+            }
+        }
+        #expect(group.wait(timeout: .now() + 60) == .success)
+        let left = try store.list(OrderQuery(limit: 100)).orders
+        #expect(left.count == 20, "4 of the 12 cancelled")
+        #expect(try store.orderCount() == left.count)
+        #expect(try store.list(OrderQuery(favorite: true)).total == left.filter(\.isFavorite).count)
+        #expect(try store.list(OrderQuery(favorite: false)).total == left.filter { !$0.isFavorite }.count)
+        for type in 0..<4 {
+            #expect(
+                try store.list(OrderQuery(type: type, favorite: true)).total
+                    == left.filter { $0.order.type == type && $0.isFavorite }.count, "type \(type)")
+        }
+        store.close()
+    }
+
     /// A batch is one statement: when one of its keys' claims was taken over by another
     /// instance (the claim expired), the statement fails and stores nothing of the batch, and
     /// the group commit then stores each of the other orders alone.

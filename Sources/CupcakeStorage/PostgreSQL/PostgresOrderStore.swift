@@ -179,24 +179,25 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
     private static func randomCountShard() -> Int64 { Int64.random(in: 0..<Int64(PostgresSchema.countShards)) }
 
     public func setFavorite(id: Int64, _ isFavorite: Bool) throws(StorageError) -> StoredOrder? {
-        let exists = try pool.withConnection { connection throws(StorageError) -> Bool in
-            let rows = try connection.query(
+        try pool.withConnection { connection throws(StorageError) in
+            // The condition is on the row itself, not on a snapshot of it: when two changes (or a
+            // change and a cancel) of one order meet, the second waits for the first's COMMIT and
+            // PostgreSQL checks `is_favorite <> $2` again against the row as it then is, so the
+            // counts move once per real change, and not at all for a row cancelled meanwhile.
+            try connection.query(
                 SQLText(
                     """
-                    WITH target AS (SELECT id, type, is_favorite FROM orders WHERE id = $1),
-                    changed AS (
-                        UPDATE orders SET is_favorite = $2 FROM target
-                        WHERE orders.id = target.id AND target.is_favorite <> $2 RETURNING orders.type
+                    WITH changed AS (
+                        UPDATE orders SET is_favorite = $2 WHERE id = $1 AND is_favorite <> $2 RETURNING type
                     ),
                     moved AS (
                         UPDATE order_counts AS c SET n = c.n + CASE WHEN c.is_favorite = $2 THEN 1 ELSE -1 END
                         FROM changed WHERE c.type = changed.type AND c.shard = $3 RETURNING 1
                     )
-                    SELECT (SELECT count(*) FROM target), (SELECT count(*) FROM moved)
+                    SELECT (SELECT count(*) FROM changed), (SELECT count(*) FROM moved)
                     """), [.integer(id), .boolean(isFavorite), .integer(Self.randomCountShard())])
-            return rows.integer(0, 0) > 0
         }
-        return exists ? try order(id: id) : nil
+        return try order(id: id)
     }
 
     public func delete(id: Int64) throws(StorageError) -> Bool {

@@ -43,6 +43,21 @@ import Testing
         #expect(ThreadPlacement.allowedCPUs() == expected)
     }
 
+    /// Each thread of a running server, by name, with the CPUs it may run on, once `ready` holds
+    /// (at most 10 s): each thread names and places itself as it starts, which on a busy
+    /// machine can come after the startup line.
+    static func threads(
+        of processID: Int32, until ready: ([(name: String, cpus: [Int32])]) -> Bool
+    ) throws -> [(name: String, cpus: [Int32])] {
+        let deadline = Date().addingTimeInterval(10)
+        var found = try threads(of: processID)
+        while !ready(found) && Date() < deadline {
+            usleep(20_000)
+            found = try threads(of: processID)
+        }
+        return found
+    }
+
     /// Each thread of a running server, by name, with the CPUs it may run on.
     static func threads(of processID: Int32) throws -> [(name: String, cpus: [Int32])] {
         let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(processID)/task")
@@ -60,7 +75,11 @@ import Testing
             databasePath: directory.path("orders.sqlite"), arguments: ["--threads", "\(Self.allowed.count)"])
         defer { server.stop() }
         #expect(server.log.contains("\(Self.allowed.count) workers pinned)"))
-        let threads = try Self.threads(of: try #require(server.processID))
+        let threads = try Self.threads(of: try #require(server.processID)) { threads in
+            threads.filter { $0.name == "MHD-worker" && $0.cpus.count == 1 }.count == Self.allowed.count
+                && threads.contains { $0.name == "cupcake-commit" && $0.cpus.count == 1 }
+                && threads.contains { $0.name == "cupcake-checkpt" }
+        }
 
         let workers = threads.filter { $0.name == "MHD-worker" }
         #expect(workers.count == Self.allowed.count)
@@ -85,7 +104,9 @@ import Testing
         let server = try ServerProcess(databasePath: directory.path("orders.sqlite"), arguments: arguments)
         defer { server.stop() }
         #expect(!server.log.contains("pinned"))
-        let threads = try Self.threads(of: try #require(server.processID))
+        let threads = try Self.threads(of: try #require(server.processID)) { threads in
+            threads.filter { $0.name == "MHD-worker" || $0.name == "cupcake-commit" }.count >= 3
+        }
         let busy = threads.filter { $0.name == "MHD-worker" || $0.name == "cupcake-commit" }
         #expect(busy.count >= 3)
         #expect(busy.allSatisfy { $0.cpus == Self.allowed })

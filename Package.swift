@@ -50,8 +50,12 @@ let package = Package(
         // Server: the reqres-compatible HTTP endpoint on libmicrohttpd.
         .target(
             name: "CupcakeServer", dependencies: ["CupcakeDomain", "CupcakeStorage", "CMicroHTTPD", "CCrypto"],
-            // The OpenAPI description, compiled into the binary (a link to docs/openapi.yaml).
-            resources: [.embedInCode("Resources/openapi.yaml")]),
+            // The OpenAPI description (a link to docs/openapi.yaml) and the storefront's files
+            // (Web/), compiled into the binary.
+            resources: [
+                .embedInCode("Resources/openapi.yaml"), .embedInCode("Web/index.html"), .embedInCode("Web/app.js"),
+                .embedInCode("Web/app.css"), .embedInCode("Web/cupcake.svg"),
+            ]),
         // Checkout: the client that places an order with an endpoint.
         .target(name: "CupcakeCheckout", dependencies: ["CupcakeDomain", "CCurl"]),
         // CLI: argument parsing and the commands, testable in-process.

@@ -139,6 +139,7 @@ import Testing
         ("/api/cupcakes/1", "GET, HEAD, PATCH, DELETE, OPTIONS"),
         ("/api/backup", "GET, OPTIONS"),
         ("/metrics", "GET, HEAD, OPTIONS"),
+        ("/api/quote", "POST, OPTIONS"),
     ])
     func optionsListsExactlyThePathsMethods(path: String, allow: String) throws {
         let server = try TestServer()

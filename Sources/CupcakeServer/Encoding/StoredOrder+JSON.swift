@@ -3,8 +3,9 @@ import CupcakeStorage
 
 extension StoredOrder {
     /// Writes the order as the API returns it: the wire keys plus id, createdAt, costCents,
-    /// currency and isFavorite (and `receiptToken`, in the 201 that created it).
-    func write(_ writer: inout JSONWriter, receiptToken: String? = nil) {
+    /// currency and isFavorite; in the 201 that created it (`created`) also the app's sentence as
+    /// `message` and, the first time, `receiptToken`.
+    func write(_ writer: inout JSONWriter, created: Bool = false, receiptToken: String? = nil) {
         writer.beginObject()
         order.writeFields(&writer)
         writer.key("id")
@@ -17,6 +18,10 @@ extension StoredOrder {
         writer.string("USD")
         writer.key("isFavorite")
         writer.bool(isFavorite)
+        if created {
+            writer.key("message")
+            writer.string(order.confirmationMessage)
+        }
         if let receiptToken {
             writer.key("receiptToken")
             writer.string(receiptToken)
@@ -27,14 +32,15 @@ extension StoredOrder {
     /// The order as the 201 that created it answers it, with its receipt token.
     func json(receiptToken: String) -> [UInt8] {
         var writer = JSONWriter()
-        write(&writer, receiptToken: receiptToken)
+        write(&writer, created: true, receiptToken: receiptToken)
         return writer.bytes
     }
 
-    /// The order alone, as POST answers it.
-    var json: [UInt8] {
+    /// The 201 as a replay of the same Idempotency-Key answers it: without the token, which is
+    /// handed out once.
+    var replayJSON: [UInt8] {
         var writer = JSONWriter()
-        write(&writer)
+        write(&writer, created: true)
         return writer.bytes
     }
 

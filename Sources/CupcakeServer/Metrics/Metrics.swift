@@ -53,7 +53,8 @@ public final class Metrics: @unchecked Sendable {
     static func route(_ path: String) -> String {
         switch path {
         case "/api/cupcakes", "/api/cupcakes/": return "/api/cupcakes"
-        case "/api/backup", "/healthz", "/metrics", "/openapi.yaml": return path
+        case "/api/backup", "/api/quote", "/healthz", "/metrics", "/openapi.yaml": return path
+        case "/", "/assets/app.js", "/assets/app.css", "/assets/cupcake.svg": return "storefront"
         default: return path.hasPrefix("/api/cupcakes/") ? "/api/cupcakes/{id}" : "other"
         }
     }

@@ -40,6 +40,7 @@ extension OrderAPI {
             switch request.path {
             case Self.backupPath: "GET, OPTIONS"
             case "/metrics": "GET, HEAD, OPTIONS"
+            case Self.quotePath: "POST, OPTIONS"
             case Self.collectionPath, Self.collectionPath + "/": "GET, HEAD, POST, OPTIONS"
             default: "GET, HEAD, PATCH, DELETE, OPTIONS"
             }

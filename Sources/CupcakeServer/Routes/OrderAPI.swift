@@ -31,6 +31,8 @@ public final class OrderAPI: HTTPHandler {
     static let collectionPath = "/api/cupcakes"
     /// The backup's path.
     static let backupPath = "/api/backup"
+    /// Prices and checks an order without storing it (the storefront's quote).
+    static let quotePath = "/api/quote"
     /// The longest Idempotency-Key accepted.
     static let maximumKeyLength = 255
 
@@ -86,6 +88,12 @@ public final class OrderAPI: HTTPHandler {
 
     private func route(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws {
         let path = request.path
+        // The storefront's files: no key (the page asks the person for one when it needs it).
+        if let asset = Storefront.assets[path] {
+            try allow(request, ["GET", "HEAD"])
+            respond(Storefront.response(for: asset, ifNoneMatch: request.header("if-none-match")))
+            return
+        }
         if path == "/openapi.yaml" {
             try allow(request, ["GET", "HEAD"])
             respond(
@@ -104,6 +112,13 @@ public final class OrderAPI: HTTPHandler {
         }
         if request.method == "OPTIONS" {
             try preflight(request, respond: respond)
+            return
+        }
+        // A quote stores nothing and tells nothing about anyone: no key, so the page can show
+        // prices before it asks for one.
+        if path == Self.quotePath {
+            try allow(request, ["POST"])
+            try quote(request, respond: respond)
             return
         }
         let client = request.clientAddress
@@ -361,7 +376,7 @@ public final class OrderAPI: HTTPHandler {
                         ("Idempotent-Replayed", "true"),
                     ], body: record.body))
         case .claimed:
-            let claim = IdempotencyClaim(key: key, fingerprint: fingerprint, status: 201) { $0.json }
+            let claim = IdempotencyClaim(key: key, fingerprint: fingerprint, status: 201) { $0.replayJSON }
             var keyed = newOrder
             keyed.idempotency = claim
             committer.submit(keyed) { [store, log, metrics] result in
@@ -398,7 +413,29 @@ public final class OrderAPI: HTTPHandler {
 
     /// Decodes, normalizes and validates an order body: 400 when it is not a JSON object, 422
     /// naming every bad field otherwise.
+    /// POST /api/quote: the order's line items, total and broken rules (``Quote``), 200 even for
+    /// an order that breaks rules; 400 or 422 only for a body that is not an order at all.
+    private func quote(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws {
+        try Self.requireJSONBody(request)
+        let quote = Quote(try Self.decodeOrder(request.body))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        respond(.json(200, Array(try encoder.encode(quote))))
+    }
+
     static func decodeValidOrder(_ body: [UInt8]) throws(Problem) -> Order {
+        let order = try decodeOrder(body)
+        let issues = order.validate()
+        guard issues.isEmpty else {
+            throw Problem.unprocessable(
+                "The order is not valid.", errors: issues.map { (field: $0.field, rule: $0.rule) })
+        }
+        return order
+    }
+
+    /// The order in a body, valid or not: 400 for a body that is not JSON or not an object, 422
+    /// naming each key that is missing or of the wrong type.
+    static func decodeOrder(_ body: [UInt8]) throws(Problem) -> Order {
         let order: Order
         do {
             order = try Order.decode(json: body)
@@ -411,11 +448,6 @@ public final class OrderAPI: HTTPHandler {
             }
             throw Problem.unprocessable(
                 "The order is not valid.", errors: problems.map { (field: $0.key, rule: $0.problem) })
-        }
-        let issues = order.validate()
-        guard issues.isEmpty else {
-            throw Problem.unprocessable(
-                "The order is not valid.", errors: issues.map { (field: $0.field, rule: $0.rule) })
         }
         return order
     }

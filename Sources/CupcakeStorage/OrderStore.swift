@@ -56,4 +56,19 @@ public protocol OrderStore: AnyObject, Sendable {
 extension OrderStore {
     /// One writer, unless the engine says otherwise.
     public var concurrentWriters: Int { 1 }
+
+    /// Inserts `count` made orders, `batchSize` to a transaction, calling `progress` with the
+    /// number loaded after each (the engines' bulk loaders).
+    func insertInBatches(count: Int, batchSize: Int, make: (Int) -> NewOrder, progress: (Int) -> Void)
+        throws(StorageError)
+    {
+        var loaded = 0
+        while loaded < count {
+            let size = min(batchSize, count - loaded)
+            let first = loaded
+            _ = try insert((first..<first + size).map(make))
+            loaded += size
+            progress(loaded)
+        }
+    }
 }

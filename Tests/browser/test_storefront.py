@@ -31,10 +31,10 @@ WAIT = 10  # seconds any one condition may take
 class Server:
     """`cupcake serve` on 127.0.0.1, a free port (--port 0, read from its startup line)."""
 
-    def __init__(self, *arguments, database=None):
+    def __init__(self, *arguments, database=None, port=0):
         self.database = database or os.path.join(tempfile.mkdtemp(prefix="cupcake-browser-"), "orders.sqlite")
         self.process = subprocess.Popen(
-            [CUPCAKE, "serve", "--host", "127.0.0.1", "--port", "0", "--no-pin-threads", "--quiet",
+            [CUPCAKE, "serve", "--host", "127.0.0.1", "--port", str(port), "--no-pin-threads", "--quiet",
              "--database", self.database, *arguments],
             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
         deadline = time.time() + 20
@@ -58,6 +58,8 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
+        if not self.process.stderr.closed:
+            self.process.stderr.close()
 
     def api(self, method, path, body=None, key=None, headers=None):
         """(status, headers, parsed JSON or None)."""
@@ -86,7 +88,7 @@ def chromium(size):
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                      "--no-first-run", "--disable-extensions", f"--window-size={size[0]},{size[1]}"):
         options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     return webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
 
 
@@ -324,6 +326,50 @@ class FailureTests(StorefrontTest):
         self.assertNotIn("{", message)
         self.button("OK").click()
         self.wait(lambda: self.button("Place Order").is_enabled(), "the button is back for a retry")
+
+
+class RetryTests(StorefrontTest):
+    def sent_keys(self):
+        """The Idempotency-Key of every POST /api/cupcakes the browser sent, from its DevTools log."""
+        keys = []
+        for entry in self.driver.get_log("performance"):
+            message = json.loads(entry["message"])["message"]
+            if message.get("method") != "Network.requestWillBeSent":
+                continue
+            request = message["params"]["request"]
+            if request["method"] == "POST" and request["url"].endswith("/api/cupcakes"):
+                headers = {name.lower(): value for name, value in request["headers"].items()}
+                keys.append(headers.get("idempotency-key"))
+        return keys
+
+    def test_a_retry_of_the_same_order_reuses_its_key_and_a_new_order_gets_a_new_one(self):
+        port = self.server.url.rsplit(":", 1)[1]
+        self.open()
+        self.choose_order("Strawberry", 6, frosting=False)
+        self.button("Delivery details").click()
+        self.fill_address()
+        self.wait(lambda: self.button("Check out").is_enabled(), "Check out enabled")
+        self.button("Check out").click()
+        self.wait(lambda: self.text_of("checkout-total") == "Your total is $12.50", "6 strawberry")
+        self.server.stop()
+        self.button("Place Order").click()
+        self.assertEqual(self.dialog()[0], "Checkout failed")
+        self.button("OK").click()
+        # The shop is back on the same address and database: the retry goes through, once.
+        self.server = Server(port=port, database=self.server.database)
+        self.addCleanup(self.server.stop)
+        self.wait(lambda: self.button("Place Order").is_enabled(), "Place Order enabled")
+        self.button("Place Order").click()
+        self.assertEqual(self.dialog()[0], "Thank you!")
+        self.button("OK").click()
+        self.button("Place Order").click()  # the same cakes again: a second order
+        self.assertEqual(self.dialog()[0], "Thank you!")
+        keys = self.sent_keys()
+        self.assertEqual(len(keys), 3, keys)
+        self.assertTrue(all(keys), keys)
+        self.assertEqual(keys[0], keys[1], "the retry reused the failed attempt's key")
+        self.assertNotEqual(keys[1], keys[2], "a new order after a placed one gets a new key")
+        self.assertEqual(self.server.api("GET", "/api/cupcakes")[2]["total"], 2)
 
 
 class KeyTests(StorefrontTest):

@@ -36,17 +36,7 @@ struct PostgresListPlan {
             case (.type, true): filters += SQLText("AND (type, id) < ($5, $6)")
             }
         }
-        let order: SQLText
-        switch (query.sort.key, query.sort.descending) {
-        case (.createdAt, false): order = SQLText("ORDER BY id ASC")
-        case (.createdAt, true): order = SQLText("ORDER BY id DESC")
-        case (.name, false): order = SQLText("ORDER BY name_key ASC, id ASC")
-        case (.name, true): order = SQLText("ORDER BY name_key DESC, id DESC")
-        case (.cost, false): order = SQLText("ORDER BY cost_cents ASC, id ASC")
-        case (.cost, true): order = SQLText("ORDER BY cost_cents DESC, id DESC")
-        case (.type, false): order = SQLText("ORDER BY type ASC, id ASC")
-        case (.type, true): order = SQLText("ORDER BY type DESC, id DESC")
-        }
+        let order = query.sort.orderBy
         select =
             SQLText(
                 """

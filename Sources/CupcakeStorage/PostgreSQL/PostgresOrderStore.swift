@@ -407,14 +407,7 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
     public func bulkInsert(
         count: Int, batchSize: Int = 10_000, make: (Int) -> NewOrder, progress: (Int) -> Void = { _ in }
     ) throws(StorageError) {
-        var loaded = 0
-        while loaded < count {
-            let size = min(batchSize, count - loaded)
-            let first = loaded
-            _ = try insert((first..<first + size).map(make))
-            loaded += size
-            progress(loaded)
-        }
+        try insertInBatches(count: count, batchSize: batchSize, make: make, progress: progress)
     }
 
     public func close() {

@@ -413,14 +413,7 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
         defer {
             try? withWriter { connection throws(StorageError) in try connection.execute("PRAGMA cache_size = -2000") }
         }
-        var loaded = 0
-        while loaded < count {
-            let size = min(batchSize, count - loaded)
-            let first = loaded
-            _ = try insert((first..<first + size).map(make))
-            loaded += size
-            progress(loaded)
-        }
+        try insertInBatches(count: count, batchSize: batchSize, make: make, progress: progress)
     }
 
     public func idempotencyRecord(key: String) throws(StorageError) -> IdempotencyRecord? {

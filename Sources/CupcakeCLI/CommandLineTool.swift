@@ -91,7 +91,7 @@ public enum CommandLineTool {
         case "-h", "--help":
             console.out(HelpFormatter.rootHelp(groups: groups))
             return
-        case "--version":
+        case "--version", "-V", "version":
             console.print(Cupcake.version)
             return
         case "help":
@@ -102,7 +102,11 @@ public enum CommandLineTool {
         }
         guard let (command, rest) = resolve(arguments) else {
             if first.hasPrefix("-") {
-                throw .usage("Unknown option '\(first)'.", root)
+                var message = "Unknown option '\(first)'."
+                if let suggestion = ArgumentParser.suggestion(for: first, among: ["--help", "--version"]) {
+                    message += " Did you mean '\(suggestion)'?"
+                }
+                throw .usage(message, root)
             }
             let names = groups.map(\.name)
             var message = "Unknown subcommand '\(first)'."
@@ -119,10 +123,15 @@ public enum CommandLineTool {
                 console.out(text)
                 return
             }
-            console.err(text)
             if let unknown = rest.first {
-                throw CLIError(.usage, "Unknown subcommand '\(first) \(unknown)'.")
+                // One line that says what went wrong, not the whole help.
+                var message = "Unknown subcommand '\(first) \(unknown)'."
+                if let suggestion = ArgumentParser.suggestion(for: unknown, among: members.map { $0.path[1] }) {
+                    message += " Did you mean '\(first) \(suggestion)'?"
+                }
+                throw CLIError(.usage, message + " See 'cupcake \(first) --help'.")
             }
+            console.err(text)
             throw CLIError(.usage, "Missing subcommand for '\(first)'.")
         }
         guard let command else { return }

@@ -12,7 +12,19 @@ import Testing
 
     static let cases: [ErrorCase] = [
         ErrorCase(arguments: ["price", "--qty", "2"], status: 65, mentions: ["quantity", "3 and 20"]),
-        ErrorCase(arguments: ["price", "--type", "7"], status: 65, mentions: ["type", "0...3"]),
+        // A type the option does not take is a usage error, a number or a word alike.
+        ErrorCase(arguments: ["price", "--type", "7"], status: 64, mentions: ["'--type <type>'", "0|vanilla"]),
+        ErrorCase(arguments: ["price", "--type", "choclate"], status: 64, mentions: ["Did you mean 'chocolate'?"]),
+        ErrorCase(arguments: ["orders", "list", "--sort", "nmae"], status: 64, mentions: ["Did you mean 'name'?"]),
+        ErrorCase(arguments: ["orders", "lsit"], status: 64, mentions: ["Did you mean 'orders list'?"]),
+        ErrorCase(arguments: ["--verison"], status: 64, mentions: ["Did you mean '--version'?"]),
+        ErrorCase(
+            arguments: ["orders", "list", "--sort", "--json"], status: 64,
+            mentions: ["Missing value for '--sort <key>'", "'--sort=--json'"]),
+        // A value that begins with "-" is a value when it is not one of the command's options.
+        ErrorCase(
+            arguments: ["orders", "list", "--sort", "-name", "--retries", "0", "--endpoint", "http://127.0.0.1:1/c"],
+            status: 69, mentions: ["sort=-name"]),
         ErrorCase(
             arguments: ["price", "--qty", "abc"], status: 64,
             mentions: ["'--qty <n>'", "whole number", "cupcake price --help"]),
@@ -34,7 +46,9 @@ import Testing
             mentions: ["type must be a whole number"]),
         ErrorCase(arguments: ["price"], stdin: "{\"type\": 2,\n \"quantity\": }", status: 65, mentions: ["line 2"]),
         ErrorCase(
-            arguments: ["price", "--qty", "2", "--type", "9"], status: 65, mentions: ["type", "quantity", "2 rules"]),
+            arguments: ["price", "--qty", "2", "--type", "9"], status: 64, mentions: ["'--type <type>'"]),
+        ErrorCase(
+            arguments: ["price", "--qty", "2", "--type", "3"], status: 65, mentions: ["quantity", "3 and 20"]),
     ]
 
     @Test(arguments: cases)
@@ -49,5 +63,16 @@ import Testing
             #expect(io.stderr.hasPrefix("Error: ") || io.stderr.hasPrefix("OVERVIEW"))
             #expect(!io.stderr.contains("Fatal error"))
         }
+        if c.arguments.first == "orders" && c.status == 64 {
+            #expect(!io.stderr.contains("SUBCOMMANDS"), "a mistake gets its line, not the whole help")
+        }
+    }
+
+    @Test(arguments: [["--version"], ["-V"], ["version"]])
+    func theVersionIsOneLine(_ arguments: [String]) async {
+        let io = TestConsole()
+        #expect(await io.run(arguments) == 0)
+        #expect(io.stdout.split(separator: "\n").count == 1)
+        #expect(io.stdout.first?.isNumber == true, "\(io.stdout)")
     }
 }

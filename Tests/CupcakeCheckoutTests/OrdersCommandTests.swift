@@ -55,9 +55,26 @@ import Testing
             ["orders", "list", "--name-prefix", "a", "--sort", "name"], endpoint: server.endpoint)
         #expect(status == 0)
         let names = io.stdout.split(separator: "\n").dropFirst().dropLast().map {
-            $0.split(separator: " ", omittingEmptySubsequences: true)[3]
+            $0.split(separator: " ", omittingEmptySubsequences: true)[4]
         }
         #expect(names == ["Andy", "Ann", "anna"])
+    }
+
+    /// Times are local with their offset (TZ decides), and a page past the end says so.
+    @Test func timesShowTheirZoneAndAPagePastTheEndIsAnError() async throws {
+        let server = try TestServer()
+        try await Self.seed(server, ["Ann"])
+        let home = try TemporaryDirectory()
+        let places = ["XDG_CONFIG_HOME": home.path("config"), "XDG_DATA_HOME": home.path("data")]
+        for (zone, offset) in [("UTC", "+00:00"), ("Asia/Kolkata", "+05:30"), ("America/Sao_Paulo", "-03:00")] {
+            let io = TestConsole(environment: places.merging(["TZ": zone]) { $1 })
+            #expect(await io.run(["orders", "list", "--endpoint", server.endpoint]) == 0)
+            let row = try #require(io.stdout.split(separator: "\n").dropFirst().first)
+            #expect(row.contains(" \(offset) "), "\(zone): \(row)")
+        }
+        let io = TestConsole(environment: places)
+        #expect(await io.run(["orders", "list", "--page", "99", "--endpoint", server.endpoint]) == 64)
+        #expect(io.stderr.contains("There is no page 99: the list has 1 page (1 order)."), "\(io.stderr)")
     }
 
     @Test func jsonPrintsTheEndpointsListShape() async throws {

@@ -50,15 +50,11 @@ enum OrderOptions {
             }
         }
         if let text = arguments.value("--type") {
+            // An index out of range and a misspelt name are both values the option does not take.
             guard let type = CakeType(argument: text) else {
-                // An out-of-range index is a rule for validation to report (65); a word is a usage error.
-                if let index = Int(text) {
-                    order.type = index
-                    return try apply(arguments, to: order)
-                }
-                throw .usage(
-                    "The value '\(text)' is invalid for '--type <type>': expected \(CakeType.choices).",
-                    arguments.command)
+                throw .invalidValue(
+                    text, for: "--type <type>", expected: CakeType.choices,
+                    choices: CakeType.allCases.map { $0.name.lowercased() }, arguments.command)
             }
             order.type = type.rawValue
         }

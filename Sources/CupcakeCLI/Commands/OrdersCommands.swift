@@ -32,19 +32,20 @@ struct OrdersListCommand: Command {
         listing.namePrefix = arguments.value("--name-prefix")
         if let type = arguments.value("--type") {
             guard CakeType(argument: type) != nil else {
-                throw .usage(
-                    "The value '\(type)' is invalid for '--type <type>': expected \(CakeType.choices).",
-                    arguments.command)
+                throw .invalidValue(
+                    type, for: "--type <type>", expected: CakeType.choices,
+                    choices: CakeType.allCases.map { $0.name.lowercased() }, arguments.command)
             }
             listing.type = type
         }
         listing.favoritesOnly = arguments.has("--favorites")
         if let sort = arguments.value("--sort") {
             let key = sort.hasPrefix("-") ? String(sort.dropFirst()) : sort
-            guard ["createdAt", "name", "cost", "type"].contains(key) else {
-                throw .usage(
-                    "The value '\(sort)' is invalid for '--sort <key>': expected createdAt, name, cost or type, optionally with '-'.",
-                    arguments.command)
+            let keys = ["createdAt", "name", "cost", "type"]
+            guard keys.contains(key) else {
+                throw .invalidValue(
+                    sort, for: "--sort <key>", expected: "createdAt, name, cost or type, optionally with '-'",
+                    choices: keys + keys.map { "-" + $0 }, arguments.command)
             }
             listing.sort = sort
         }
@@ -79,12 +80,20 @@ struct OrdersListCommand: Command {
                 orders = zip(placed, orders).sorted { $0.0 < $1.0 }.map(\.1)
             }
         }
-        if orders.isEmpty {
-            console.print("No orders.")
-        } else {
-            for line in OrderTable.render(orders) { console.print(line) }
-        }
         let number = page.page ?? listing.page ?? 1
+        if orders.isEmpty {
+            if let pages = page.totalPages, pages > 0, number > pages {
+                throw CLIError(
+                    .usage,
+                    "There is no page \(number): the list has \(pages) page\(pages == 1 ? "" : "s")"
+                        + "\(page.total.map { " (\($0) order\($0 == 1 ? "" : "s"))" } ?? "").")
+            }
+            console.print("No orders.")
+            return
+        }
+        for line in OrderTable.render(orders, timeZone: OrderTable.timeZone(console.environment)) {
+            console.print(line)
+        }
         let pages = page.totalPages.map(String.init) ?? "?"
         let total = page.total.map { " (\($0) order\($0 == 1 ? "" : "s"))" } ?? ""
         console.print("page \(number) of \(pages)\(total)")
@@ -121,7 +130,9 @@ extension OrdersListCommand {
         if orders.isEmpty {
             console.print("No orders.")
         } else {
-            for line in OrderTable.render(orders) { console.print(line) }
+            for line in OrderTable.render(orders, timeZone: OrderTable.timeZone(console.environment)) {
+                console.print(line)
+            }
         }
     }
 }
@@ -162,7 +173,9 @@ struct OrdersShowCommand: Command {
             console.print(OrderTable.pretty(order.raw))
             return
         }
-        for line in OrderTable.details(order) { console.print(line) }
+        for line in OrderTable.details(order, timeZone: OrderTable.timeZone(console.environment)) {
+            console.print(line)
+        }
     }
 }
 

@@ -39,11 +39,19 @@ enum ArgumentParser {
             if spec.takesValue {
                 if let inlineValue {
                     result.values[spec.key] = inlineValue
-                } else if index < arguments.count, !isOptionLike(arguments[index]) {
+                } else if index < arguments.count, !isOption(arguments[index], among: options) {
+                    // Anything but one of this command's options is the value, so `--sort -name`
+                    // and `--qty -1` work as they read.
                     result.values[spec.key] = arguments[index]
                     index += 1
                 } else {
-                    throw .usage("Missing value for '\(name) \(spec.valueName ?? "<value>")'.", command)
+                    var message = "Missing value for '\(name) \(spec.valueName ?? "<value>")'."
+                    if index < arguments.count, arguments[index] != "--" {
+                        message +=
+                            " '\(arguments[index])' is an option here; to give it as the value, write "
+                            + "'\(name)=\(arguments[index])'."
+                    }
+                    throw .usage(message, command)
                 }
             } else {
                 if inlineValue != nil {
@@ -55,9 +63,13 @@ enum ArgumentParser {
         return result
     }
 
-    /// A value may start with "-" only when it is a number ("--qty -1" should say the range).
-    private static func isOptionLike(_ text: String) -> Bool {
-        text.hasPrefix("-") && text != "-" && Double(text) == nil
+    /// Whether `text` is `--` or one of the command's own options (`--name` or `--name=value`),
+    /// `-h` and `--help` included, rather than a value that happens to begin with "-".
+    private static func isOption(_ text: String, among options: [OptionSpec]) -> Bool {
+        if text == "--" || text == "-h" || text == "--help" { return true }
+        guard text.hasPrefix("-"), text != "-" else { return false }
+        let name = text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? text
+        return options.contains { $0.names.contains(name) }
     }
 
     /// The closest known name within an edit distance of two, if any.

@@ -22,6 +22,19 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         CLIError(.usage, message, usageOf: command)
     }
 
+    /// A usage error for a value outside an option's choices, with a "did you mean" when one of
+    /// them is close: "The value 'choclate' is invalid for '--type <type>': expected …. Did you
+    /// mean 'chocolate'?"
+    static func invalidValue(
+        _ text: String, for option: String, expected: String, choices: [String], _ command: CommandPath
+    ) -> CLIError {
+        var message = "The value '\(text)' is invalid for '\(option)': expected \(expected)."
+        if let suggestion = ArgumentParser.suggestion(for: text.lowercased(), among: choices) {
+            message += " Did you mean '\(suggestion)'?"
+        }
+        return .usage(message, command)
+    }
+
     public var description: String { message }
 }
 

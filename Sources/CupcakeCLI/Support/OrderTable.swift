@@ -7,11 +7,12 @@ enum OrderTable {
     static let missing = "—"
 
     /// The aligned table: ID, PLACED, NAME, CAKES, TOTAL, ★.
-    static func render(_ orders: [ListedOrder]) -> [String] {
+    static func render(_ orders: [ListedOrder], timeZone: TimeZone) -> [String] {
         let header = ["ID", "PLACED", "NAME", "CAKES", "TOTAL", "★"]
         let rows = orders.map { order in
             [
-                order.id.map(cell) ?? missing, placed(order.createdAt), order.name.map(cell) ?? missing, cakes(order),
+                order.id.map(cell) ?? missing, placed(order.createdAt, timeZone), order.name.map(cell) ?? missing,
+                cakes(order),
                 order.costCents.map { Money(cents: $0).formatted } ?? missing, order.isFavorite == true ? "★" : "",
             ]
         }
@@ -28,10 +29,10 @@ enum OrderTable {
     }
 
     /// One order, a field per line.
-    static func details(_ order: ListedOrder) -> [String] {
+    static func details(_ order: ListedOrder, timeZone: TimeZone) -> [String] {
         var lines = [
             "Order \(order.id ?? missing)\(order.isFavorite == true ? " ★" : "")",
-            "  placed   \(placed(order.createdAt))",
+            "  placed   \(placed(order.createdAt, timeZone))",
             "  cakes    \(cakes(order))",
             "  total    \(order.costCents.map { Money(cents: $0).formatted } ?? missing)",
         ]
@@ -59,13 +60,29 @@ enum OrderTable {
         }
     }
 
-    /// "2026-12-02 10:00:00" in UTC, from any ISO 8601 time the endpoint wrote.
-    static func placed(_ text: String?) -> String {
+    /// "2026-12-02 11:00:00 +01:00": the local time in `timeZone` with its offset, from any ISO
+    /// 8601 time the endpoint wrote.
+    static func placed(_ text: String?, _ timeZone: TimeZone) -> String {
         guard let text, let milliseconds = Timestamp.milliseconds(iso8601: text) else {
             return text.map(cell) ?? missing
         }
-        let iso = Timestamp.iso8601(milliseconds: milliseconds)
-        return String(iso.prefix(19)).replacingOccurrences(of: "T", with: " ")
+        let offset = timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        let iso = Timestamp.iso8601(milliseconds: milliseconds + Int64(offset) * 1000)
+        let sign = offset < 0 ? "-" : "+"
+        let minutes = abs(offset) / 60
+        let zone = sign + String(format: "%02d:%02d", minutes / 60, minutes % 60)
+        return String(iso.prefix(19)).replacingOccurrences(of: "T", with: " ") + " " + zone
+    }
+
+    /// The time zone to show times in: `TZ` when it names one, else the system's.
+    static func timeZone(_ environment: [String: String]) -> TimeZone {
+        if let name = environment["TZ"].map({ $0.hasPrefix(":") ? String($0.dropFirst()) : $0 }), !name.isEmpty,
+            let zone = TimeZone(identifier: name)
+                ?? (name == "UTC" || name == "UTC0" ? TimeZone(identifier: "UTC") : nil)
+        {
+            return zone
+        }
+        return TimeZone.current
     }
 
     /// Text from the server made safe for one table cell: control and bidi characters escaped

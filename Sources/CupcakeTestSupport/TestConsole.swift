@@ -9,6 +9,8 @@ public final class TestConsole: @unchecked Sendable {
     private var errBuffer = ""
     private let input: Data?
     private let environment: [String: String]
+    /// Lines a person types at the terminal, answered one per question.
+    private var typed: [String]
 
     /// - Parameters:
     ///   - stdin: what standard input holds; `nil` means a terminal.
@@ -16,6 +18,14 @@ public final class TestConsole: @unchecked Sendable {
     public init(stdin: String? = nil, environment: [String: String] = [:]) {
         input = stdin.map { Data($0.utf8) }
         self.environment = environment
+        typed = []
+    }
+
+    /// A terminal on which a person types `lines`, one per question asked.
+    public init(typing lines: [String], environment: [String: String] = [:]) {
+        input = nil
+        self.environment = environment
+        typed = lines
     }
 
     /// - Parameters:
@@ -24,6 +34,7 @@ public final class TestConsole: @unchecked Sendable {
     public init(stdinBytes: Data, environment: [String: String] = [:]) {
         input = stdinBytes
         self.environment = environment
+        typed = []
     }
 
     /// Everything written to standard output.
@@ -36,6 +47,9 @@ public final class TestConsole: @unchecked Sendable {
         Console(
             readInput: { [input] in input ?? Data() },
             inputIsTerminal: input == nil,
+            readLine: {
+                self.lock.withLock { self.typed.isEmpty ? nil : self.typed.removeFirst() }
+            },
             out: { text in self.lock.withLock { self.outBuffer += text } },
             err: { text in self.lock.withLock { self.errBuffer += text } },
             environment: environment

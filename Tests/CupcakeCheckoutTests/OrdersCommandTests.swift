@@ -99,15 +99,29 @@ import Testing
         #expect(
             try await Self.run(["orders", "list", "--favorites"], endpoint: server.endpoint).1.stdout.contains(
                 "No orders."))
-        let (cancelled, io) = try await Self.run(["orders", "cancel", "1"], endpoint: server.endpoint)
-        #expect(cancelled == 0)
+        // Asked first on a terminal: "n" (or Enter) keeps it, "y" cancels it.
+        let home = try TemporaryDirectory()
+        let places = ["XDG_CONFIG_HOME": home.path("config"), "CUPCAKE_ENDPOINT": server.endpoint]
+        let kept = TestConsole(typing: [""], environment: places)
+        #expect(await kept.run(["orders", "cancel", "1"]) == 0)
+        #expect(kept.stderr.contains("Cancel order 1? This cannot be undone. [y/N]"))
+        #expect(kept.stderr.contains("Order 1 was not cancelled."))
+        #expect(try await Self.run(["orders", "show", "1"], endpoint: server.endpoint).0 == 0)
+        // Without a terminal it needs --yes.
+        let piped = TestConsole(stdin: "", environment: places)
+        #expect(await piped.run(["orders", "cancel", "1"]) == 64)
+        #expect(piped.stderr.contains("add --yes"))
+        let io = TestConsole(typing: ["y"], environment: places)
+        #expect(await io.run(["orders", "cancel", "1"]) == 0)
         #expect(io.stdout == "Order 1 is cancelled.\n")
         let (missing, again) = try await Self.run(["orders", "show", "1"], endpoint: server.endpoint)
         #expect(missing == 66)
         #expect(again.stderr.contains("no order with id '1'"))
     }
 
-    @Test(arguments: [["orders", "show", "404"], ["orders", "cancel", "404"], ["orders", "favorite", "404"]])
+    @Test(arguments: [
+        ["orders", "show", "404"], ["orders", "cancel", "404", "--yes"], ["orders", "favorite", "404"],
+    ])
     func anUnknownIdExits66(arguments: [String]) async throws {
         let server = try TestServer()
         let (status, io) = try await Self.run(arguments, endpoint: server.endpoint)

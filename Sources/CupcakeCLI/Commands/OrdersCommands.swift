@@ -213,17 +213,29 @@ struct OrdersCancelCommand: Command {
     static let path = ["orders", "cancel"]
     static let abstract = "Cancel an order."
     static let usageArguments = "<id>"
-    static let options: [OptionSpec] = EndpointOptions.specs
+    static let options: [OptionSpec] =
+        [.flag("--yes", "-y", help: "Cancel without asking (needed when no terminal can be asked).")]
+        + EndpointOptions.specs
 
     var id: String
     var endpointFlags: CheckoutConfiguration.Flags
+    var confirmed: Bool
 
     init(_ arguments: ParsedArguments, console: Console) throws(CLIError) {
         id = try OrderTable.singleID(arguments)
         endpointFlags = try EndpointOptions.flags(arguments)
+        confirmed = arguments.has("--yes")
+        guard confirmed || console.inputIsTerminal else {
+            throw .usage(
+                "Cancelling an order cannot be undone; without a terminal to ask on, add --yes.", arguments.command)
+        }
     }
 
     func run(console: Console) async throws(CLIError) {
+        guard confirmed || console.confirm("Cancel order \(id)? This cannot be undone.") else {
+            console.printError("Order \(id) was not cancelled.")
+            return
+        }
         let configuration = try EndpointOptions.configuration(endpointFlags, console: console)
         let client = OrdersClient(configuration: configuration)
         do {

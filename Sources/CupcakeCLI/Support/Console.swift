@@ -6,6 +6,8 @@ public struct Console: Sendable {
     public var readInput: @Sendable () -> Data
     /// Whether standard input is a terminal (never read from one unasked).
     public var inputIsTerminal: Bool
+    /// Reads one line a person typed at the terminal, without its newline; `nil` at the end.
+    public var readLine: @Sendable () -> String?
     /// Whether standard error is a terminal (progress status is shown only there).
     public var errorIsTerminal: Bool
     /// Writes to standard output.
@@ -19,6 +21,7 @@ public struct Console: Sendable {
     public init(
         readInput: @escaping @Sendable () -> Data,
         inputIsTerminal: Bool,
+        readLine: @escaping @Sendable () -> String? = { Swift.readLine() },
         errorIsTerminal: Bool = false,
         out: @escaping @Sendable (String) -> Void,
         err: @escaping @Sendable (String) -> Void,
@@ -26,6 +29,7 @@ public struct Console: Sendable {
     ) {
         self.readInput = readInput
         self.inputIsTerminal = inputIsTerminal
+        self.readLine = readLine
         self.errorIsTerminal = errorIsTerminal
         self.out = out
         self.err = err
@@ -63,4 +67,15 @@ public struct Console: Sendable {
     func print(_ line: String = "") { out(line + "\n") }
     /// Writes a line to standard error.
     func printError(_ line: String) { err(line + "\n") }
+
+    /// Asks a yes/no question on the terminal (standard error) and reads the answer; only "y"
+    /// or "yes" (any case) is a yes, and the end of input is a no.
+    func confirm(_ question: String) -> Bool {
+        err(question + " [y/N] ")
+        guard let answer = readLine() else {
+            err("\n")
+            return false
+        }
+        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+    }
 }

@@ -54,7 +54,7 @@ public final class Metrics: @unchecked Sendable {
         switch path {
         case "/api/cupcakes", "/api/cupcakes/": return "/api/cupcakes"
         case "/api/backup", "/api/quote", "/healthz", "/metrics", "/openapi.yaml": return path
-        case "/", "/assets/app.js", "/assets/app.css", "/assets/cupcake.svg": return "storefront"
+        case _ where Storefront.assets[path] != nil: return "storefront"
         default: return path.hasPrefix("/api/cupcakes/") ? "/api/cupcakes/{id}" : "other"
         }
     }

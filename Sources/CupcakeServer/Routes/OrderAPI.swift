@@ -411,8 +411,6 @@ public final class OrderAPI: HTTPHandler {
         }
     }
 
-    /// Decodes, normalizes and validates an order body: 400 when it is not a JSON object, 422
-    /// naming every bad field otherwise.
     /// POST /api/quote: the order's line items, total and broken rules (``Quote``), 200 even for
     /// an order that breaks rules; 400 or 422 only for a body that is not an order at all.
     private func quote(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws {
@@ -423,6 +421,8 @@ public final class OrderAPI: HTTPHandler {
         respond(.json(200, Array(try encoder.encode(quote))))
     }
 
+    /// Decodes, normalizes and validates an order body: 400 when it is not a JSON object, 422
+    /// naming every bad field otherwise.
     static func decodeValidOrder(_ body: [UInt8]) throws(Problem) -> Order {
         let order = try decodeOrder(body)
         let issues = order.validate()

@@ -182,12 +182,10 @@
 
   // ---- check out --------------------------------------------------------------------------
 
-  function showResult(title, message, then) {
+  function showResult(title, message) {
     $("result-title").textContent = title;
     $("result-message").textContent = message;
-    const dialog = $("result-dialog");
-    dialog.onclose = then || null;
-    dialog.showModal();
+    $("result-dialog").showModal();
     $("result-ok").focus();
   }
   $("result-ok").addEventListener("click", () => $("result-dialog").close());

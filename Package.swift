@@ -10,7 +10,10 @@ let sharedSwiftSettings: [SwiftSetting] = [
 let package = Package(
     name: "cupcake",
     products: [
-        .executable(name: "cupcake", targets: ["cupcake"])
+        // The client: price, order, orders, address. Loads no database or server library.
+        .executable(name: "cupcake", targets: ["cupcake"]),
+        // Everything, `serve` and `backup` included; `cupcake serve` starts it in its place.
+        .executable(name: "cupcake-server", targets: ["cupcake-server"]),
     ],
     targets: [
         // C libraries from Debian.
@@ -30,10 +33,11 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
-        // libcurl: the checkout client's HTTP.
+        // libcurl: the checkout client's HTTP. Its headers only: the client opens the library
+        // when it first sends a request (dlopen, see Sources/CCurl/shim.h), so no pkg-config
+        // link flags here.
         .systemLibrary(
             name: "CCurl",
-            pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         // OpenSSL's libcrypto: SHA-256 of receipt tokens, which the server keeps only hashed.
@@ -58,13 +62,16 @@ let package = Package(
             ]),
         // Checkout: the client that places an order with an endpoint.
         .target(name: "CupcakeCheckout", dependencies: ["CupcakeDomain", "CCurl"]),
-        // CLI: argument parsing and the commands, testable in-process.
+        // CLI: argument parsing and the client's commands, testable in-process. `serve` and
+        // `backup` are described here and run by CupcakeServerCommands.
+        .target(name: "CupcakeCLI", dependencies: ["CupcakeDomain", "CupcakeCheckout"]),
+        // The work of `serve` and `backup`, which needs the server and the storage engines.
         .target(
-            name: "CupcakeCLI",
-            dependencies: ["CupcakeDomain", "CupcakeCheckout", "CupcakeServer", "CupcakeStorage"]
-        ),
-        // The thin executable.
+            name: "CupcakeServerCommands",
+            dependencies: ["CupcakeCLI", "CupcakeCheckout", "CupcakeServer", "CupcakeStorage"]),
+        // The thin executables.
         .executableTarget(name: "cupcake", dependencies: ["CupcakeCLI"]),
+        .executableTarget(name: "cupcake-server", dependencies: ["CupcakeServerCommands"]),
         // Benchmark tooling: bulk-loads generated orders into a database (scripts/bench).
         .executableTarget(
             name: "cupcake-seed", dependencies: ["CupcakeStorage", "CupcakeTestSupport"], path: "bench/Seed"),
@@ -72,7 +79,7 @@ let package = Package(
         // Helpers shared by the test targets.
         .target(
             name: "CupcakeTestSupport",
-            dependencies: ["CupcakeDomain", "CupcakeCLI", "CupcakeServer", "CupcakeStorage"]
+            dependencies: ["CupcakeDomain", "CupcakeCLI", "CupcakeServer", "CupcakeServerCommands", "CupcakeStorage"]
         ),
 
         .testTarget(name: "CupcakeDomainTests", dependencies: ["CupcakeDomain", "CupcakeTestSupport"]),

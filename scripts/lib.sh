@@ -35,10 +35,12 @@ ensure_command() {
 # (CSQLite, CMicroHTTPD, CCurl, CCrypto for OpenSSL's libcrypto, CPostgres for libpq).
 BUILD_PACKAGES=(pkg-config libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libpq-dev)
 
-# build_release: the release `cupcake`, with the Swift runtime and Foundation linked in
-# statically (a one-shot `cupcake order` starts in about 20 ms instead of 30).
+# build_release: the release `cupcake` (the client) and `cupcake-server` (which `cupcake serve`
+# and `cupcake backup` start in their place), with the Swift runtime and Foundation linked in
+# statically: a one-shot command starts in a few milliseconds instead of 10 more.
 build_release() {
     swift build -c release --static-swift-stdlib --product cupcake >/dev/null
+    swift build -c release --static-swift-stdlib --product cupcake-server >/dev/null
 }
 
 # free_port: prints a TCP port that nothing on 127.0.0.1 listens on right now.

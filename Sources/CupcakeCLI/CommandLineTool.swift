@@ -5,7 +5,7 @@ import Foundation
 /// failure to one message and one exit code. Only `main` exits.
 public enum CommandLineTool {
     /// Every subcommand, in help order.
-    static let commands: [any Command.Type] = [
+    static let commands: [any CommandSpec.Type] = [
         PriceCommand.self,
         OrderCommand.self,
         ServeCommand.self,
@@ -36,10 +36,13 @@ public enum CommandLineTool {
 
     /// Runs the command line and returns the exit status; writes only through `console`.
     ///
-    /// - Parameter arguments: the arguments after the program name.
-    public static func run(_ arguments: [String], console: Console) async -> Int32 {
+    /// - Parameters:
+    ///   - arguments: the arguments after the program name.
+    ///   - serverSide: what runs `serve` and `backup` (`cupcake-server`, started in this
+    ///     process's place, unless this is that executable).
+    package static func run(_ arguments: [String], console: Console, serverSide: any ServerSide) async -> Int32 {
         do {
-            try await dispatch(arguments, console: console)
+            try await dispatch(arguments, console: console, serverSide: serverSide)
             return ExitCode.success.rawValue
         } catch {
             report(error, console: console)
@@ -53,9 +56,14 @@ public enum CommandLineTool {
         StandardDescriptors.reserve()
     }
 
-    /// Runs the command line on a task and blocks the calling thread until it is done; for a
-    /// synchronous `main`.
+    /// Runs the command line on a task and blocks the calling thread until it is done; for the
+    /// `cupcake` executable's synchronous `main`.
     public static func runAndWait(_ arguments: [String], console: Console) -> Int32 {
+        runAndWait(arguments, console: console, serverSide: ServerExecutable())
+    }
+
+    /// The same, with `serve` and `backup` run by `serverSide`.
+    package static func runAndWait(_ arguments: [String], console: Console, serverSide: any ServerSide) -> Int32 {
         final class Outcome: @unchecked Sendable {
             // Safe: written once by the task before `done` is signalled, read after the wait.
             var status: Int32 = 0
@@ -63,7 +71,7 @@ public enum CommandLineTool {
         let outcome = Outcome()
         let done = DispatchSemaphore(value: 0)
         Task {
-            outcome.status = await run(arguments, console: console)
+            outcome.status = await run(arguments, console: console, serverSide: serverSide)
             done.signal()
         }
         done.wait()
@@ -81,7 +89,9 @@ public enum CommandLineTool {
         }
     }
 
-    private static func dispatch(_ arguments: [String], console: Console) async throws(CLIError) {
+    private static func dispatch(_ arguments: [String], console: Console, serverSide: any ServerSide)
+        async throws(CLIError)
+    {
         let root = CommandPath(words: [])
         guard let first = arguments.first else {
             console.err(HelpFormatter.rootHelp(groups: groups))
@@ -141,13 +151,17 @@ public enum CommandLineTool {
             return
         }
         let parsed = try ArgumentParser.parse(rest, options: command.options, command: command.commandPath)
-        let instance = try command.init(parsed, console: console)
+        guard let body = command as? any CommandBody.Type else {
+            try await serverSide.run(command, parsed, words: arguments, console: console)
+            return
+        }
+        let instance = try body.init(parsed, console: console)
         try await instance.run(console: console)
     }
 
     /// The command named by the leading words, and the arguments after them. A `nil` command
     /// with a match means a group name without a known subcommand.
-    private static func resolve(_ arguments: [String]) -> ((any Command.Type)?, [String])? {
+    private static func resolve(_ arguments: [String]) -> ((any CommandSpec.Type)?, [String])? {
         let matches = commands.filter { Array(arguments.prefix($0.path.count)) == $0.path }
         if let best = matches.max(by: { $0.path.count < $1.path.count }) {
             return (best, Array(arguments.dropFirst(best.path.count)))

@@ -29,10 +29,12 @@ public struct Confirmation: Sendable, Equatable, Encodable {
             throw CheckoutError(.protocolError, "The endpoint's answer is not a JSON object: \(preview(data)).")
         }
         // reqres-style single resources may wrap the order in "data".
-        let body = (object["data"] as? [String: Any]).flatMap { $0["id"] != nil ? $0 : nil } ?? object
+        let wrapped = (object["data"] as? [String: Any]).flatMap { $0["id"] != nil ? $0 : nil }
+        let body = wrapped ?? object
         let echoed: Order
         do {
-            echoed = try Order.decode(json: JSONSerialization.data(withJSONObject: body))
+            // The answer itself when it is the order (our server's case), without writing it again.
+            echoed = try Order.decode(json: wrapped.map { try JSONSerialization.data(withJSONObject: $0) } ?? data)
         } catch {
             throw CheckoutError(.protocolError, "The endpoint's answer does not echo the order: \(error).")
         }

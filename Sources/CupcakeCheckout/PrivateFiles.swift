@@ -26,24 +26,32 @@ public enum PrivateFiles {
         close(descriptor)
         guard synced else { throw FileError(path: final.path, code: code) }
         guard rename(partial.path, final.path) == 0 else { throw FileError(path: final.path) }
-        let folder = open(final.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folder >= 0 {
-            _ = fsync(folder)
-            close(folder)
+        syncFolder(final.deletingLastPathComponent())
+    }
+
+    /// Makes the names in `folder` durable (after a file in it was created or renamed).
+    public static func syncFolder(_ folder: URL) {
+        let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if descriptor >= 0 {
+            _ = fsync(descriptor)
+            close(descriptor)
+        }
+    }
+
+    /// Creates `folder` (0700) and the folders above it when it does not exist.
+    public static func makeFolder(_ folder: URL) throws(FileError) {
+        guard !FileManager.default.fileExists(atPath: folder.path) else { return }
+        do {
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw FileError(path: folder.path, reason: FileErrorText.reason(error))
         }
     }
 
     /// Writes `data` to `url` that way, creating its folder (0700) if needed.
     public static func write(_ data: Data, to url: URL) throws(FileError) {
-        let folder = url.deletingLastPathComponent()
-        if !FileManager.default.fileExists(atPath: folder.path) {
-            do {
-                try FileManager.default.createDirectory(
-                    at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw FileError(path: url.path, reason: FileErrorText.reason(error))
-            }
-        }
+        try makeFolder(url.deletingLastPathComponent())
         let partial = try create(beside: url)
         let descriptor = open(partial.path, O_WRONLY | O_TRUNC | O_CLOEXEC)
         var written = 0

@@ -20,7 +20,7 @@ public enum CakeType: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     /// Parses what a person types: an index ("2") or a name in any case ("chocolate").
     /// - Returns: the cake type, or `nil` when the text names none.
     public init?(argument: String) {
-        let text = argument.trimmingCharacters(in: .whitespaces)
+        let text = String(argument.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         if let index = Int(text) {
             guard let type = CakeType(rawValue: index) else { return nil }
             self = type

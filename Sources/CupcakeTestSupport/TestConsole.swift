@@ -1,4 +1,5 @@
 import CupcakeCLI
+import CupcakeServerCommands
 import Foundation
 
 /// A console for in-process tests: canned standard input, captured output.
@@ -58,6 +59,6 @@ public final class TestConsole: @unchecked Sendable {
 
     /// Runs `cupcake` in-process with these arguments and returns its exit status.
     public func run(_ arguments: [String]) async -> Int32 {
-        await CommandLineTool.run(arguments, console: console)
+        await CommandLineTool.run(arguments, console: console, serverSide: InProcessServerSide())
     }
 }

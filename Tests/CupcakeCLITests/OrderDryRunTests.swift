@@ -25,8 +25,10 @@ import Testing
             #"{"type":1,"quantity":6,"specialRequestEnabled":false,"addSprinkles":true,"name":" Ann ","streetAddress":"2 Elm","city":"Austin","zip":"73301"}"#
         let io = TestConsole(stdin: json)
         #expect(await io.run(["order", "--dry-run"]) == 0)
-        #expect(io.stdout.contains("costs $12.50"))
+        // The prose goes to standard error; standard output is the JSON alone, for `| jq`.
+        #expect(io.stderr.contains("costs $12.50"))
         #expect(io.stdout.contains(#""addSprinkles" : false"#))
         #expect(io.stdout.contains(#""name" : "Ann""#))
+        #expect(try Order.decode(json: Data(io.stdout.utf8)).name == "Ann")
     }
 }

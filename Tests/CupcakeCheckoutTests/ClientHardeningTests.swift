@@ -112,7 +112,7 @@ import Testing
             (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? nil
         }
         #expect(mode(directory.path("config/cupcake/address.json")) == 0o600)
-        #expect(mode(directory.path("data/cupcake/receipts.json")) == 0o600)
+        #expect(mode(directory.path("data/cupcake/receipts.jsonl")) == 0o600)
         #expect(mode(directory.path("data/cupcake")) == 0o700)
         #expect(mode(directory.path("db/orders.sqlite")) == 0o600)
         #expect(mode(directory.path("db/orders.sqlite-wal")) == 0o600)

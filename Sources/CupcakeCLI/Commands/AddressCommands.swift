@@ -6,12 +6,11 @@ import Foundation
 struct AddressSetCommand: Command {
     static let path = ["address", "set"]
     static let abstract = "Save the delivery address used to fill orders."
-    static let usageArguments = "--name <name> --street <street> --city <city> --zip <zip>"
     static let options: [OptionSpec] = [
-        .value("--name", valueName: "<name>", help: "Delivery name."),
-        .value("--street", valueName: "<street>", help: "Street address."),
-        .value("--city", valueName: "<city>", help: "City."),
-        .value("--zip", valueName: "<zip>", help: "ZIP code."),
+        .value("--name", valueName: "<name>", help: "Delivery name.", required: true),
+        .value("--street", valueName: "<street>", help: "Street address.", required: true),
+        .value("--city", valueName: "<city>", help: "City.", required: true),
+        .value("--zip", valueName: "<zip>", help: "ZIP code.", required: true),
     ]
 
     var address: SavedAddress
@@ -42,7 +41,6 @@ struct AddressSetCommand: Command {
 struct AddressShowCommand: Command {
     static let path = ["address", "show"]
     static let abstract = "Show the saved delivery address."
-    static let usageArguments = "[--json]"
     static let options: [OptionSpec] = [.flag("--json", help: "Print JSON.")]
 
     var json: Bool
@@ -81,7 +79,6 @@ struct AddressShowCommand: Command {
 struct AddressClearCommand: Command {
     static let path = ["address", "clear"]
     static let abstract = "Forget the saved delivery address."
-    static let usageArguments = ""
     static let options: [OptionSpec] = []
 
     init(_ arguments: ParsedArguments, console: Console) throws(CLIError) {

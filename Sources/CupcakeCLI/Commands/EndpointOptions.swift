@@ -2,10 +2,10 @@ import CupcakeCheckout
 import Foundation
 
 /// The options that pick and reach an endpoint, shared by `order` and `orders`.
-enum EndpointOptions {
+package enum EndpointOptions {
     static let section = "ENDPOINT OPTIONS"
 
-    static let specs: [OptionSpec] = [
+    package static let specs: [OptionSpec] = [
         .value(
             "--endpoint", valueName: "<url>", help: "Order endpoint (env CUPCAKE_ENDPOINT).",
             defaultValue: "http://127.0.0.1:8080/api/cupcakes", section: section),
@@ -27,7 +27,7 @@ enum EndpointOptions {
     ]
 
     /// The flags as given; resolved against environment and files when the command runs.
-    static func flags(_ arguments: ParsedArguments) throws(CLIError) -> CheckoutConfiguration.Flags {
+    package static func flags(_ arguments: ParsedArguments) throws(CLIError) -> CheckoutConfiguration.Flags {
         CheckoutConfiguration.Flags(
             endpoint: arguments.value("--endpoint"),
             apiKey: arguments.value("--api-key"),
@@ -36,7 +36,7 @@ enum EndpointOptions {
             config: arguments.value("--config"), staffKey: arguments.value("--staff-key"))
     }
 
-    static func configuration(_ flags: CheckoutConfiguration.Flags, console: Console) throws(CLIError)
+    package static func configuration(_ flags: CheckoutConfiguration.Flags, console: Console) throws(CLIError)
         -> CheckoutConfiguration
     {
         do {
@@ -49,7 +49,7 @@ enum EndpointOptions {
     }
 
     /// The one mapping from checkout failures to exit codes.
-    static func cliError(_ error: CheckoutError) -> CLIError {
+    package static func cliError(_ error: CheckoutError) -> CLIError {
         switch error.code {
         case .unreachable: CLIError(.unavailable, error.message)
         case .temporary: CLIError(.temporary, error.message)

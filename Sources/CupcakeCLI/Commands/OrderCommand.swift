@@ -5,12 +5,15 @@ import Foundation
 /// `cupcake order`: validates the whole order and places it with the endpoint.
 struct OrderCommand: Command {
     static let path = ["order"]
+    static let arguments = [ArgumentSpec.standardInput]
     static let abstract = "Place an order with the endpoint (or check it with --dry-run)."
-    static let usageArguments =
-        "[<order-options>] [<endpoint-options>] [--idempotency-key <key>] [--dry-run] [--json] [-]"
     static let discussion: String? =
         OrderOptions.stdinDiscussion + """
 
+            With no order option and standard input a terminal, it asks for the order the way the
+            app does (the cake, how many, special requests, the address, prefilled from the saved
+            one), shows the price and asks before placing it; Ctrl-C or Ctrl-D leaves. Piped
+            input and scripts are never asked anything.
             Missing address fields are filled from the saved address ('cupcake address set').
             Exit codes: 0 placed, 64 usage, 65 invalid order or rejected by the endpoint,
             69 endpoint unreachable, 75 timed out or still failing after the retries,
@@ -24,6 +27,8 @@ struct OrderCommand: Command {
         ]
 
     var order: Order
+    /// Whether to ask for the order on the terminal.
+    var guided: Bool
     var dryRun: Bool
     var json: Bool
     var idempotencyKey: String
@@ -32,6 +37,7 @@ struct OrderCommand: Command {
     init(_ arguments: ParsedArguments, console: Console) throws(CLIError) {
         try arguments.expectNoPositionals(allowing: ["-"])
         order = try OrderOptions.order(from: arguments, console: console)
+        guided = console.inputIsTerminal && !OrderOptions.anyGiven(arguments) && !arguments.positionals.contains("-")
         dryRun = arguments.has("--dry-run")
         json = arguments.has("--json")
         endpointFlags = try EndpointOptions.flags(arguments)
@@ -45,11 +51,22 @@ struct OrderCommand: Command {
 
     func run(console: Console) async throws(CLIError) {
         let directory = ConfigFiles.directory(environment: console.environment)
-        var filled = order
+        let saved: SavedAddress?
         do {
-            if let saved = try SavedAddress.load(from: directory) { filled = saved.fill(order) }
+            saved = try SavedAddress.load(from: directory)
         } catch {
             throw EndpointOptions.cliError(error)
+        }
+        // Read before any question, so a configuration problem is not found after the answers.
+        let configuration = try EndpointOptions.configuration(endpointFlags, console: console)
+        var filled = saved?.fill(order) ?? order
+        let guide = GuidedOrder(console: console)
+        if guided {
+            guard let answered = guide.ask(saved: saved) else {
+                console.printError("No order placed.")
+                return
+            }
+            filled = answered
         }
         let valid: Order
         do {
@@ -57,16 +74,28 @@ struct OrderCommand: Command {
         } catch {
             throw OrderOptions.invalid(error)
         }
-        let configuration = try EndpointOptions.configuration(endpointFlags, console: console)
         if dryRun {
             if !json {
-                console.print(
+                // Prose on standard error, so that standard output is the JSON alone (`| jq`).
+                console.printError(
                     "Dry run: the order is valid and costs \(Money(cents: valid.costCents)). "
                         + "It would be sent to \(CheckoutConfiguration.display(configuration.endpoint)); nothing was sent."
                 )
             }
             console.print(JSONOutput.string(valid))
             return
+        }
+        if guided {
+            let price: Price
+            do {
+                price = try valid.price()
+            } catch {
+                throw OrderOptions.invalid(error)
+            }
+            guard guide.confirm(valid, price: price) else {
+                console.printError("No order placed.")
+                return
+            }
         }
         let status = ProgressLine(enabled: console.errorIsTerminal, console: console)
         status.show("Placing order…")

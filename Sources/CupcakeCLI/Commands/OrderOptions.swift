@@ -30,9 +30,7 @@ enum OrderOptions {
     ///
     /// - Throws: 64 for a bad option value or `-` on a terminal, 65 for JSON that is not an order.
     static func order(from arguments: ParsedArguments, console: Console) throws(CLIError) -> Order {
-        let optionKeys = Set(specs.map(\.key))
-        let anyOption =
-            !arguments.flags.isDisjoint(with: optionKeys) || arguments.values.keys.contains(where: optionKeys.contains)
+        let anyOption = anyGiven(arguments)
         let dash = arguments.positionals.contains("-")
         var order = Order()
         if dash && console.inputIsTerminal {
@@ -59,6 +57,13 @@ enum OrderOptions {
             order.type = type.rawValue
         }
         return try apply(arguments, to: order)
+    }
+
+    /// Whether any order option was given.
+    static func anyGiven(_ arguments: ParsedArguments) -> Bool {
+        let optionKeys = Set(specs.map(\.key))
+        return !arguments.flags.isDisjoint(with: optionKeys)
+            || arguments.values.keys.contains(where: optionKeys.contains)
     }
 
     private static func apply(_ arguments: ParsedArguments, to base: Order) throws(CLIError) -> Order {

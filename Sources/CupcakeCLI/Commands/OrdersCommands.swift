@@ -6,8 +6,6 @@ import Foundation
 struct OrdersListCommand: Command {
     static let path = ["orders", "list"]
     static let abstract = "List orders, newest first, a page at a time."
-    static let usageArguments =
-        "[--name-prefix <p>] [--type <type>] [--favorites] [--sort <key>] [--page <n>] [--per-page <n>] [--json]"
     static let options: [OptionSpec] =
         [
             .value(
@@ -146,8 +144,8 @@ func receiptToken(_ id: String, _ configuration: CheckoutConfiguration, _ consol
 /// `cupcake orders show ID`.
 struct OrdersShowCommand: Command {
     static let path = ["orders", "show"]
+    static let arguments = [ArgumentSpec.orderID]
     static let abstract = "Show one order."
-    static let usageArguments = "<id> [--json]"
     static let options: [OptionSpec] = [.flag("--json", help: "Print JSON.")] + EndpointOptions.specs
 
     var id: String
@@ -182,8 +180,8 @@ struct OrdersShowCommand: Command {
 /// `cupcake orders favorite ID [--off]`.
 struct OrdersFavoriteCommand: Command {
     static let path = ["orders", "favorite"]
+    static let arguments = [ArgumentSpec.orderID]
     static let abstract = "Mark an order as a favourite (or unmark it with --off)."
-    static let usageArguments = "<id> [--off]"
     static let options: [OptionSpec] = [.flag("--off", help: "Unmark it.")] + EndpointOptions.specs
 
     var id: String
@@ -211,8 +209,8 @@ struct OrdersFavoriteCommand: Command {
 /// `cupcake orders cancel ID`.
 struct OrdersCancelCommand: Command {
     static let path = ["orders", "cancel"]
+    static let arguments = [ArgumentSpec.orderID]
     static let abstract = "Cancel an order."
-    static let usageArguments = "<id>"
     static let options: [OptionSpec] =
         [.flag("--yes", "-y", help: "Cancel without asking (needed when no terminal can be asked).")]
         + EndpointOptions.specs

@@ -1,17 +1,22 @@
-/// A `cupcake` subcommand: its name, help and options, how it checks its arguments, and what it
-/// does. Parse, then validate (`init`), then run; each step is testable alone.
-protocol Command: Sendable {
+/// What `--help`, the completions and the manual page know of a `cupcake` subcommand: its name,
+/// help, options and positional arguments. The usage line is made from these, so it cannot
+/// disagree with them.
+package protocol CommandSpec: Sendable {
     /// The words after `cupcake` that select it: `["orders", "list"]`.
     static var path: [String] { get }
     /// One line saying what it does.
     static var abstract: String { get }
-    /// The arguments part of the usage line: `[<order-options>] [--json] [-]`.
-    static var usageArguments: String { get }
     /// Longer help, if any.
     static var discussion: String? { get }
     /// Every option it accepts (help is added for it).
     static var options: [OptionSpec] { get }
+    /// Its positional arguments, in order.
+    static var arguments: [ArgumentSpec] { get }
+}
 
+/// How a subcommand checks its arguments and does its work. Parse, then validate (`init`), then
+/// run; each step is testable alone.
+package protocol CommandBody: Sendable {
     /// Checks the parsed arguments.
     init(_ arguments: ParsedArguments, console: Console) throws(CLIError)
 
@@ -19,7 +24,11 @@ protocol Command: Sendable {
     func run(console: Console) async throws(CLIError)
 }
 
-extension Command {
-    static var discussion: String? { nil }
+/// A subcommand this executable runs itself.
+package typealias Command = CommandSpec & CommandBody
+
+extension CommandSpec {
+    package static var discussion: String? { nil }
+    package static var arguments: [ArgumentSpec] { [] }
     static var commandPath: CommandPath { CommandPath(words: path) }
 }

@@ -1,16 +1,33 @@
 /// Renders help in swift-argument-parser's layout: OVERVIEW, USAGE, option sections, SUBCOMMANDS.
 enum HelpFormatter {
-    static func usageLine(_ command: any Command.Type) -> String {
-        "cupcake \(command.path.joined(separator: " ")) \(command.usageArguments)"
-            .trimmingCharacters(in: .whitespaces)
+    /// `cupcake orders show <id> [--json] [<endpoint-options>]`: the required arguments, then
+    /// each option of the main section, a section of its own as one `[<section-options>]`, then
+    /// the optional arguments.
+    static func usageLine(_ command: any CommandSpec.Type) -> String {
+        var words = ["cupcake"] + command.path + command.arguments.filter { !$0.optional }.map(\.usage)
+        var sections: [String] = []
+        for option in command.options {
+            if option.section == "OPTIONS" {
+                words.append(option.usage)
+            } else if !sections.contains(option.section) {
+                sections.append(option.section)
+                words.append("[<\(option.section.lowercased().replacingOccurrences(of: " ", with: "-"))>]")
+            }
+        }
+        words += command.arguments.filter(\.optional).map(\.usage)
+        return words.joined(separator: " ")
     }
 
-    static func help(for command: any Command.Type) -> String {
+    static func help(for command: any CommandSpec.Type) -> String {
         var text = "OVERVIEW: \(command.abstract)\n"
         if let discussion = command.discussion {
             text += "\n\(discussion)\n"
         }
         text += "\nUSAGE: \(usageLine(command))\n"
+        if !command.arguments.isEmpty {
+            text += "\nARGUMENTS:\n"
+            text += table(command.arguments.map { ($0.name, $0.help) })
+        }
         let options = command.options + [.help]
         var sections: [String] = []
         for option in options where !sections.contains(option.section) {
@@ -42,7 +59,7 @@ enum HelpFormatter {
         return text
     }
 
-    static func groupHelp(name: String, abstract: String, commands: [any Command.Type]) -> String {
+    static func groupHelp(name: String, abstract: String, commands: [any CommandSpec.Type]) -> String {
         var text = "OVERVIEW: \(abstract)\n\nUSAGE: cupcake \(name) <subcommand>\n\nOPTIONS:\n"
         text += table([("-h, --help", "Show help information.")])
         text += "\nSUBCOMMANDS:\n"

@@ -1,5 +1,5 @@
 /// What the parser found on a command line: option values, flags and positional arguments.
-struct ParsedArguments: Sendable {
+package struct ParsedArguments: Sendable {
     /// The last value given for each option, by its key (`--qty`).
     var values: [String: String] = [:]
     /// The flags given, by key.
@@ -7,16 +7,16 @@ struct ParsedArguments: Sendable {
     /// Positional arguments, in order (`-` included).
     var positionals: [String] = []
     /// The command the arguments belong to, for error messages.
-    var command: CommandPath
+    package var command: CommandPath
 
     /// Whether a flag was given.
-    func has(_ key: String) -> Bool { flags.contains(key) }
+    package func has(_ key: String) -> Bool { flags.contains(key) }
 
     /// The value of an option, if given.
-    func value(_ key: String) -> String? { values[key] }
+    package func value(_ key: String) -> String? { values[key] }
 
     /// The value of an option parsed as an integer in a range.
-    func integer(_ key: String, in range: ClosedRange<Int>? = nil) throws(CLIError) -> Int? {
+    package func integer(_ key: String, in range: ClosedRange<Int>? = nil) throws(CLIError) -> Int? {
         guard let text = values[key] else { return nil }
         guard let number = Int(text) else {
             throw .usage("The value '\(text)' is invalid for '\(key) <n>': expected a whole number.", command)
@@ -31,7 +31,7 @@ struct ParsedArguments: Sendable {
     }
 
     /// The value of an option parsed as a non-negative number of seconds, fractions allowed.
-    func seconds(_ key: String) throws(CLIError) -> Double? {
+    package func seconds(_ key: String) throws(CLIError) -> Double? {
         guard let text = values[key] else { return nil }
         guard let number = Double(text), number.isFinite, number > 0 else {
             throw .usage("The value '\(text)' is invalid for '\(key) <seconds>': expected a positive number.", command)
@@ -40,7 +40,7 @@ struct ParsedArguments: Sendable {
     }
 
     /// Fails when there are positional arguments other than those allowed.
-    func expectNoPositionals(allowing allowed: Set<String> = []) throws(CLIError) {
+    package func expectNoPositionals(allowing allowed: Set<String> = []) throws(CLIError) {
         if let extra = positionals.first(where: { !allowed.contains($0) }) {
             throw .usage("Unexpected argument '\(extra)'.", command)
         }

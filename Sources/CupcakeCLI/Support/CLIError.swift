@@ -18,7 +18,7 @@ public struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A usage error (64) for a command.
-    static func usage(_ message: String, _ command: CommandPath) -> CLIError {
+    package static func usage(_ message: String, _ command: CommandPath) -> CLIError {
         CLIError(.usage, message, usageOf: command)
     }
 

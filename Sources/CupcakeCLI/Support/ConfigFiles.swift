@@ -1,9 +1,9 @@
 import Foundation
 
 /// Where cupcake's per-user files live, following the XDG base directory spec.
-enum ConfigFiles {
+package enum ConfigFiles {
     /// `$XDG_CONFIG_HOME/cupcake` (default `~/.config/cupcake`).
-    static func directory(environment: [String: String]) -> URL {
+    package static func directory(environment: [String: String]) -> URL {
         if let config = environment["XDG_CONFIG_HOME"], !config.isEmpty {
             return URL(fileURLWithPath: config).appendingPathComponent("cupcake")
         }
@@ -12,7 +12,7 @@ enum ConfigFiles {
     }
 
     /// `$XDG_DATA_HOME/cupcake` (default `~/.local/share/cupcake`): receipts.
-    static func dataDirectory(environment: [String: String]) -> URL {
+    package static func dataDirectory(environment: [String: String]) -> URL {
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
             return URL(fileURLWithPath: data).appendingPathComponent("cupcake")
         }
@@ -21,7 +21,7 @@ enum ConfigFiles {
     }
 
     /// A file in that directory, if it exists.
-    static func userFile(named name: String, environment: [String: String]) -> URL? {
+    package static func userFile(named name: String, environment: [String: String]) -> URL? {
         let url = directory(environment: environment).appendingPathComponent(name)
         return FileManager.default.fileExists(atPath: url.path) ? url : nil
     }

@@ -64,9 +64,9 @@ public struct Console: Sendable {
     }
 
     /// Writes a line to standard output.
-    func print(_ line: String = "") { out(line + "\n") }
+    package func print(_ line: String = "") { out(line + "\n") }
     /// Writes a line to standard error.
-    func printError(_ line: String) { err(line + "\n") }
+    package func printError(_ line: String) { err(line + "\n") }
 
     /// Asks a yes/no question on the terminal (standard error) and reads the answer; only "y"
     /// or "yes" (any case) is a yes, and the end of input is a no.

@@ -12,7 +12,7 @@ import Foundation
 /// source registers its handler later, on its manager thread; the server used one after setting
 /// SIG_IGN, and a SIGTERM between the two was discarded, so the server ran on until killed:
 /// `MovedFileTests` met it under the full suite's load.)
-final class ShutdownSignal: @unchecked Sendable {
+package final class ShutdownSignal: @unchecked Sendable {
     // Safe: `received` and `waiter` are only touched while holding `lock`.
     private let lock = NSLock()
     private var received: String?
@@ -23,7 +23,7 @@ final class ShutdownSignal: @unchecked Sendable {
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
 
     /// Starts catching SIGINT and SIGTERM now.
-    static func install() -> ShutdownSignal {
+    package static func install() -> ShutdownSignal {
         let shutdown = ShutdownSignal()
         var ends: [Int32] = [-1, -1]
         // Without descriptors the default action stays: the process ends at once.
@@ -67,7 +67,7 @@ final class ShutdownSignal: @unchecked Sendable {
 
     /// Suspends until the first SIGINT or SIGTERM since ``install()`` (at once if one came
     /// already); returns its name.
-    func wait() async -> String {
+    package func wait() async -> String {
         await withCheckedContinuation { continuation in
             let already = lock.withLock { () -> String? in
                 if let received { return received }

@@ -6,17 +6,13 @@ import Foundation
 final class CurlExchange: @unchecked Sendable {
     // Safe: `handle` is used only while holding `lock`, by one request at a time.
     private let lock = NSLock()
-    private let handle: UnsafeMutableRawPointer?
-    /// Makes libcurl's process-wide setup happen once, before the first handle.
-    private static let global: Void = { _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+    /// The handle, made on the first request (so that libcurl is loaded only when a request is).
+    private var handle: UnsafeMutableRawPointer?
 
-    init() {
-        _ = Self.global
-        handle = curl_easy_init()
-    }
+    init() {}
 
     deinit {
-        curl_easy_cleanup(handle)
+        if let handle, case .success(let api) = CurlLibrary.shared.api { cupcake_curl_easy_cleanup(api, handle) }
     }
 
     /// What an exchange brought back.
@@ -46,58 +42,66 @@ final class CurlExchange: @unchecked Sendable {
     ) -> Result<Reply, Failure> {
         lock.lock()
         defer { lock.unlock() }
+        let api: UnsafePointer<cupcake_curl>
+        switch CurlLibrary.shared.api {
+        case .success(let loaded): api = loaded
+        case .failure(let error):
+            return .failure(Failure(code: CURLE_FAILED_INIT, message: error.message, tooLarge: false))
+        }
+        if handle == nil { handle = cupcake_curl_easy_init(api) }
         guard let handle else {
             return .failure(Failure(code: CURLE_FAILED_INIT, message: "no handle", tooLarge: false))
         }
         // Reset the options, keep the connection cache and the TLS session.
-        curl_easy_reset(handle)
+        cupcake_curl_easy_reset(api, handle)
         let sink = Sink(limit: limit, destination: destination)
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         var list: UnsafeMutablePointer<curl_slist>?
         for header in request.headers {
-            list = curl_slist_append(list, "\(header.name): \(header.value)")
+            list = cupcake_curl_slist_append(api, list, "\(header.name): \(header.value)")
         }
         // No "Expect: 100-continue" pause before the body.
-        list = curl_slist_append(list, "Expect:")
-        defer { curl_slist_free_all(list) }
+        list = cupcake_curl_slist_append(api, list, "Expect:")
+        defer { cupcake_curl_slist_free_all(api, list) }
         let context = Unmanaged.passUnretained(sink).toOpaque()
         let code: CURLcode = request.url.absoluteString.withCString { url in
             errorBuffer.withUnsafeMutableBufferPointer { errors in
-                _ = cupcake_curl_set_string(handle, CURLOPT_URL, url)
+                _ = cupcake_curl_set_string(api, handle, CURLOPT_URL, url)
                 // Only http and https, even where a redirect would lead (none is followed).
-                _ = cupcake_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
-                _ = cupcake_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
-                _ = cupcake_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
-                _ = cupcake_curl_set_long(handle, CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000)))
-                _ = cupcake_curl_set_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))
-                _ = cupcake_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, errors.baseAddress)
-                _ = cupcake_curl_set_callback(handle, CURLOPT_WRITEFUNCTION, Self.write)
-                _ = cupcake_curl_set_pointer(handle, CURLOPT_WRITEDATA, context)
-                _ = cupcake_curl_set_callback(handle, CURLOPT_HEADERFUNCTION, Self.header)
-                _ = cupcake_curl_set_pointer(handle, CURLOPT_HEADERDATA, context)
-                if let caFile { _ = cupcake_curl_set_string(handle, CURLOPT_CAINFO, caFile) }
+                _ = cupcake_curl_set_string(api, handle, CURLOPT_PROTOCOLS_STR, "http,https")
+                _ = cupcake_curl_set_long(api, handle, CURLOPT_FOLLOWLOCATION, 0)
+                _ = cupcake_curl_set_long(api, handle, CURLOPT_NOSIGNAL, 1)
+                _ = cupcake_curl_set_long(api, handle, CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000)))
+                _ = cupcake_curl_set_pointer(api, handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))
+                _ = cupcake_curl_set_pointer(api, handle, CURLOPT_ERRORBUFFER, errors.baseAddress)
+                _ = cupcake_curl_set_callback(api, handle, CURLOPT_WRITEFUNCTION, Self.write)
+                _ = cupcake_curl_set_pointer(api, handle, CURLOPT_WRITEDATA, context)
+                _ = cupcake_curl_set_callback(api, handle, CURLOPT_HEADERFUNCTION, Self.header)
+                _ = cupcake_curl_set_pointer(api, handle, CURLOPT_HEADERDATA, context)
+                if let caFile { _ = cupcake_curl_set_string(api, handle, CURLOPT_CAINFO, caFile) }
                 switch request.method {
-                case "GET": _ = cupcake_curl_set_long(handle, CURLOPT_HTTPGET, 1)
-                case "HEAD": _ = cupcake_curl_set_long(handle, CURLOPT_NOBODY, 1)
-                default: _ = request.method.withCString { cupcake_curl_set_string(handle, CURLOPT_CUSTOMREQUEST, $0) }
+                case "GET": _ = cupcake_curl_set_long(api, handle, CURLOPT_HTTPGET, 1)
+                case "HEAD": _ = cupcake_curl_set_long(api, handle, CURLOPT_NOBODY, 1)
+                default:
+                    _ = request.method.withCString { cupcake_curl_set_string(api, handle, CURLOPT_CUSTOMREQUEST, $0) }
                 }
                 if let body = request.body {
-                    _ = cupcake_curl_set_size(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+                    _ = cupcake_curl_set_size(api, handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
                     // Copied by libcurl before the call returns.
                     _ = body.withUnsafeBytes {
                         cupcake_curl_set_pointer(
-                            handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
+                            api, handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
                     }
                 }
-                return curl_easy_perform(handle)
+                return cupcake_curl_easy_perform(api, handle)
             }
         }
         guard code == CURLE_OK else {
             let text = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let message = text.isEmpty ? String(cString: curl_easy_strerror(code)) : text
+            let message = text.isEmpty ? String(cString: cupcake_curl_easy_strerror(api, code)) : text
             return .failure(Failure(code: code, message: message, tooLarge: sink.tooLarge))
         }
-        return .success(Reply(status: cupcake_curl_response_code(handle), headers: sink.headers, body: sink.body))
+        return .success(Reply(status: cupcake_curl_response_code(api, handle), headers: sink.headers, body: sink.body))
     }
 
     /// Where an answer's bytes go while libcurl reads them.

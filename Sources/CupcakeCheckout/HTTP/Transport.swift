@@ -182,6 +182,9 @@ final class Transport: Sendable {
                 "Cannot reach \(endpoint): the TLS handshake failed (\(TerminalText.escaped(failure.message)))")
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
             return CheckoutError(.configuration, "Cannot send to \(endpoint): \(failure.message)")
+        case CURLE_FAILED_INIT:
+            // libcurl could not be loaded or could not make a handle: retrying would not help.
+            return CheckoutError(.configuration, failure.message)
         case CURLE_WRITE_ERROR:
             return CheckoutError(.configuration, "Cannot write the answer from \(endpoint) to its file")
         default:

@@ -5,7 +5,7 @@ import Foundation
 /// failure to one message and one exit code. Only `main` exits.
 public enum CommandLineTool {
     /// Every subcommand, in help order.
-    static let commands: [any CommandSpec.Type] = [
+    package static let commands: [any CommandSpec.Type] = [
         PriceCommand.self,
         OrderCommand.self,
         ServeCommand.self,
@@ -17,7 +17,11 @@ public enum CommandLineTool {
         OrdersShowCommand.self,
         OrdersFavoriteCommand.self,
         OrdersCancelCommand.self,
+        CompletionCommand.self,
     ]
+
+    /// The commands as the completions and the manual page see them.
+    static var tree: CommandTree { CommandTree(commands: commands, groups: groups) }
 
     /// The top-level words and what they do, for the root help.
     static var groups: [(name: String, abstract: String)] {
@@ -151,6 +155,11 @@ public enum CommandLineTool {
             return
         }
         let parsed = try ArgumentParser.parse(rest, options: command.options, command: command.commandPath)
+        let missing = command.options.filter { $0.required && parsed.value($0.key) == nil }
+        if !missing.isEmpty {
+            let names = missing.map { "'\($0.key) \($0.valueName ?? "")'" }.joined(separator: ", ")
+            throw .usage("Missing expected argument\(missing.count == 1 ? "" : "s") \(names).", command.commandPath)
+        }
         guard let body = command as? any CommandBody.Type else {
             try await serverSide.run(command, parsed, words: arguments, console: console)
             return
@@ -175,6 +184,9 @@ public enum CommandLineTool {
     private static func help(for words: [String]) throws(CLIError) -> String {
         if words.isEmpty {
             return HelpFormatter.rootHelp(groups: groups)
+        }
+        if words == ["--man"] {
+            return ManualPage.roff(tree: tree)
         }
         if let command = commands.first(where: { $0.path == words }) {
             return HelpFormatter.help(for: command)

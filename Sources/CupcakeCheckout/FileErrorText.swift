@@ -12,7 +12,12 @@ public enum FileErrorText {
         switch nsError.code {
         case NSFileReadNoSuchFileError, NSFileNoSuchFileError: return "no such file"
         case NSFileReadNoPermissionError, NSFileWriteNoPermissionError: return "permission denied"
-        default: return nsError.localizedDescription
+        case NSFileWriteUnknownError: return "it could not be written"
+        case NSFileReadUnknownError: return "it could not be read"
+        default:
+            // Foundation's text without its "(NSCocoaErrorDomain error N.)" tail.
+            let text = nsError.localizedDescription
+            return String(text[..<(text.range(of: " (NSCocoaErrorDomain")?.lowerBound ?? text.endIndex)])
         }
     }
 }

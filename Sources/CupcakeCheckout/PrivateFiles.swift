@@ -40,13 +40,18 @@ public enum PrivateFiles {
 
     /// Creates `folder` (0700) and the folders above it when it does not exist.
     public static func makeFolder(_ folder: URL) throws(FileError) {
-        guard !FileManager.default.fileExists(atPath: folder.path) else { return }
-        do {
-            try FileManager.default.createDirectory(
-                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw FileError(path: folder.path, reason: FileErrorText.reason(error))
+        // mkdir(2) a component at a time, so a failure names its reason (ENOTDIR, EACCES, ...)
+        // rather than Foundation's "NSCocoaErrorDomain error 512".
+        var path = folder.path.hasPrefix("/") ? "" : "."
+        for component in folder.path.split(separator: "/") {
+            path += "/" + component
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
+                throw FileError(path: path)
+            }
         }
+        var status = stat()
+        guard stat(folder.path, &status) == 0 else { throw FileError(path: folder.path) }
+        guard status.st_mode & S_IFMT == S_IFDIR else { throw FileError(path: folder.path, code: ENOTDIR) }
     }
 
     /// Writes `data` to `url` that way, creating its folder (0700) if needed.

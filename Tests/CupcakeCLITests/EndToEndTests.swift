@@ -41,4 +41,61 @@ import Testing
         #expect(result.status == 0)
         #expect(result.stdout == Cupcake.version + "\n")
     }
+
+    struct StartUp: Sendable, CustomTestStringConvertible {
+        var arguments: [String]
+        var loads: [String]
+        var testDescription: String { arguments.joined(separator: " ") }
+    }
+
+    static let heavyLibraries = ["libcurl", "libpq", "libmicrohttpd", "libsqlite3", "libcrypto", "libssl"]
+
+    static let startUps: [StartUp] = [
+        StartUp(arguments: ["price", "--type", "2"], loads: []),
+        StartUp(arguments: ["--help"], loads: []),
+        StartUp(arguments: ["completion", "bash"], loads: []),
+        StartUp(arguments: ["serve", "--help"], loads: []),
+        StartUp(
+            arguments: ["order", "--dry-run", "--json", "--name", "a", "--street", "b", "--city", "c", "--zip", "1"],
+            loads: []),
+        // Sending loads libcurl (and what it needs), and none of the server's libraries.
+        StartUp(
+            arguments: [
+                "order", "--name", "a", "--street", "b", "--city", "c", "--zip", "1", "--retries", "0",
+                "--endpoint", "http://127.0.0.1:1/api/cupcakes",
+            ], loads: ["libcurl"]),
+    ]
+
+    /// A command loads only the libraries it needs (what the dynamic loader reports it loaded).
+    @Test(arguments: startUps) func aCommandLoadsOnlyWhatItNeeds(_ example: StartUp) throws {
+        let result = try ProcessRunner.cupcake(example.arguments, environment: ["LD_DEBUG": "files"])
+        let loaded = result.stderr.split(separator: "\n").filter { $0.contains("file=") }
+            .compactMap { line in line.split(separator: "file=").last?.split(separator: " ").first.map(String.init) }
+        #expect(!loaded.isEmpty, "LD_DEBUG reported nothing: \(result.stderr)")
+        for library in Self.heavyLibraries {
+            // libcurl brings OpenSSL with it; only what no command of the client needs is checked.
+            if example.loads.contains("libcurl") && ["libcrypto", "libssl"].contains(library) { continue }
+            let wanted = example.loads.contains(library)
+            #expect(loaded.contains { $0.hasPrefix(library) } == wanted, "\(library): \(loaded)")
+        }
+        if !example.loads.isEmpty {
+            // Not the server's: libpq and libmicrohttpd are cupcake-server's alone.
+            #expect(!loaded.contains { $0.hasPrefix("libpq") || $0.hasPrefix("libmicrohttpd") })
+        }
+    }
+
+    /// `cupcake serve` runs in cupcake-server; a `cupcake` copied alone says what is missing.
+    @Test func serveWithoutCupcakeServerSaysSo() throws {
+        let directory = try TemporaryDirectory()
+        let alone = URL(fileURLWithPath: directory.path("cupcake"))
+        try FileManager.default.copyItem(at: ProcessRunner.cupcakeExecutable, to: alone)
+        let result = try ProcessRunner.run(alone, ["serve", "--port", "0"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(result.status == 69)
+        #expect(
+            result.stderr.contains("runs in cupcake-server, which is not beside cupcake nor on PATH"),
+            "\(result.stderr)")
+        // Its own work (help, a usage error) needs no cupcake-server.
+        #expect(try ProcessRunner.run(alone, ["serve", "--help"]).status == 0)
+        #expect(try ProcessRunner.run(alone, ["serve", "--bogus"]).status == 64)
+    }
 }

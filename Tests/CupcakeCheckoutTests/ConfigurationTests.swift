@@ -137,9 +137,17 @@ import Testing
     @Test func anInvalidAddressIsNotSaved() async throws {
         let home = try TemporaryDirectory()
         let io = TestConsole(environment: ["XDG_CONFIG_HOME": home.path("config")])
-        #expect(await io.run(["address", "set", "--name", "Ann", "--street", " ", "--city", "Austin"]) == 65)
+        #expect(
+            await io.run(["address", "set", "--name", "Ann", "--street", " ", "--city", "Austin", "--zip", ""]) == 65)
+        #expect(io.stderr.contains("The address breaks 2 rules:"))
         #expect(io.stderr.contains("streetAddress must not be blank"))
         #expect(io.stderr.contains("zip must not be blank"))
+        #expect(!FileManager.default.fileExists(atPath: home.path("config/cupcake/address.json")))
+        // A field left out is a usage error that names every missing option.
+        let missing = TestConsole(environment: ["XDG_CONFIG_HOME": home.path("config")])
+        #expect(await missing.run(["address", "set", "--name", "x"]) == 64)
+        #expect(
+            missing.stderr.contains("Missing expected arguments '--street <street>', '--city <city>', '--zip <zip>'."))
         #expect(!FileManager.default.fileExists(atPath: home.path("config/cupcake/address.json")))
     }
 

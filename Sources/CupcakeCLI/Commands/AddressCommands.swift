@@ -22,7 +22,7 @@ struct AddressSetCommand: Command {
             city: arguments.value("--city") ?? "", zip: arguments.value("--zip") ?? "")
         let issues = address.validate()
         guard issues.isEmpty else {
-            throw OrderOptions.invalid(OrderValidationError(issues: issues))
+            throw OrderOptions.invalid(OrderValidationError(issues: issues), subject: "address")
         }
     }
 

@@ -16,7 +16,8 @@ package enum BackupCommand: CommandSpec {
         [
             .value(
                 "--to", valueName: "<file>", help: "Where to write the copy (replaced atomically, mode 0600).",
-                required: true)
+                required: true
+            ).completing(.file)
         ]
         + EndpointOptions.specs.map { spec in
             var spec = spec

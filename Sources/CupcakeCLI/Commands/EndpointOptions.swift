@@ -23,7 +23,8 @@ package enum EndpointOptions {
             defaultValue: "2", section: section),
         .value(
             "--config", valueName: "<path>", help: "Config file (env CUPCAKE_CONFIG).",
-            defaultValue: "$XDG_CONFIG_HOME/cupcake/config.json", section: section),
+            defaultValue: "$XDG_CONFIG_HOME/cupcake/config.json", section: section
+        ).completing(.file),
     ]
 
     /// The flags as given; resolved against environment and files when the command runs.

@@ -8,7 +8,8 @@ enum OrderOptions {
 
     static let specs: [OptionSpec] = [
         .value(
-            "--type", valueName: "<type>", help: "Cake type: \(CakeType.choices).", defaultValue: "0", section: section),
+            "--type", valueName: "<type>", help: "Cake type: \(CakeType.choices).", defaultValue: "0", section: section
+        ).completing(.words(CakeType.allCases.map { $0.name.lowercased() })),
         .value(
             "--qty", "--quantity", valueName: "<n>", help: "How many cupcakes, 3...20.", defaultValue: "3",
             section: section),
@@ -84,12 +85,11 @@ enum OrderOptions {
         return order
     }
 
-    /// The order's issues as a 65 error, one problem per line after the first.
-    static func invalid(_ error: OrderValidationError) -> CLIError {
+    /// The issues of an order (or of an address: `subject`) as a 65 error, one problem per line
+    /// after the first.
+    static func invalid(_ error: OrderValidationError, subject: String = "order") -> CLIError {
         let lines = error.issues.map { "  - \($0.field) \($0.rule)" }
-        return CLIError(
-            .data,
-            (["The order breaks \(error.issues.count == 1 ? "a rule" : "\(error.issues.count) rules"):"] + lines)
-                .joined(separator: "\n"))
+        let count = error.issues.count == 1 ? "a rule" : "\(error.issues.count) rules"
+        return CLIError(.data, (["The \(subject) breaks \(count):"] + lines).joined(separator: "\n"))
     }
 }

@@ -11,15 +11,20 @@ struct OrdersListCommand: Command {
             .value(
                 "--name-prefix", valueName: "<prefix>",
                 help: "Names beginning with this (any case; % and _ are literal)."),
-            .value("--type", valueName: "<type>", help: "Only this cake type: \(CakeType.choices)."),
+            .value("--type", valueName: "<type>", help: "Only this cake type: \(CakeType.choices).")
+                .completing(.words(CakeType.allCases.map { $0.name.lowercased() })),
             .flag("--favorites", help: "Only favourites."),
             .value(
                 "--sort", valueName: "<key>", help: "createdAt, name, cost or type; '-' in front for descending.",
-                defaultValue: "-createdAt"),
+                defaultValue: "-createdAt"
+            ).completing(.words(sortKeys + sortKeys.map { "-" + $0 })),
             .value("--page", valueName: "<n>", help: "Page number, from 1.", defaultValue: "1"),
             .value("--per-page", valueName: "<n>", help: "Orders per page, at most 100.", defaultValue: "6"),
             .flag("--json", help: "Print the endpoint's JSON."),
         ] + EndpointOptions.specs
+
+    /// The keys `--sort` takes (each also with '-' in front).
+    static let sortKeys = ["createdAt", "name", "cost", "type"]
 
     var listing = OrdersClient.ListRequest()
     var json: Bool
@@ -39,7 +44,7 @@ struct OrdersListCommand: Command {
         listing.favoritesOnly = arguments.has("--favorites")
         if let sort = arguments.value("--sort") {
             let key = sort.hasPrefix("-") ? String(sort.dropFirst()) : sort
-            let keys = ["createdAt", "name", "cost", "type"]
+            let keys = Self.sortKeys
             guard keys.contains(key) else {
                 throw .invalidValue(
                     sort, for: "--sort <key>", expected: "createdAt, name, cost or type, optionally with '-'",

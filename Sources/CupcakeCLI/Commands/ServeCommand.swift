@@ -18,15 +18,17 @@ package enum ServeCommand: CommandSpec {
         .value(
             "--database", valueName: "<path|url>",
             help: "SQLite file, or postgres://user@host:port/db for PostgreSQL (env CUPCAKE_DATABASE_URL).",
-            defaultValue: "$XDG_DATA_HOME/cupcake/orders.sqlite"),
+            defaultValue: "$XDG_DATA_HOME/cupcake/orders.sqlite"
+        ).completing(.file),
         .value("--api-key", valueName: "<key>", help: "The app's key: place orders, reach one's own order."),
         .value("--staff-key", valueName: "<key>", help: "The shop's key: list, read, change any order, backups."),
         .flag("--insecure-no-keys", help: "Serve without keys on an address other than loopback."),
-        .value("--config", valueName: "<path>", help: "Server config file (JSON)."),
+        .value("--config", valueName: "<path>", help: "Server config file (JSON).").completing(.file),
         .value(
             "--durability", valueName: "<mode>",
             help: "process (survives kill -9) or full (fsync every commit, survives power loss).",
-            defaultValue: "process"),
+            defaultValue: "process"
+        ).completing(.words(["process", "full"])),
         .value("--threads", valueName: "<n>", help: "Worker threads; 0 means one per core.", defaultValue: "0"),
         .flag(
             "--no-pin-threads",

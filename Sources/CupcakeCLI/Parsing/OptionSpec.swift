@@ -1,9 +1,9 @@
 /// One option a command accepts: its names, whether it takes a value, and its help.
 package struct OptionSpec: Sendable {
     /// The names, long first: `["--qty", "--quantity"]`, or `["-h", "--help"]`.
-    var names: [String]
+    package var names: [String]
     /// The value's placeholder (`<n>`), or `nil` for a flag.
-    var valueName: String?
+    package var valueName: String?
     /// One line of help.
     var help: String
     /// The default shown in help, if any.
@@ -12,6 +12,18 @@ package struct OptionSpec: Sendable {
     var section: String = "OPTIONS"
     /// Whether the command cannot run without it (shown without brackets in the usage line).
     var required = false
+    /// What a shell may offer for its value.
+    var completion: ValueCompletion = .none
+
+    /// What a shell's completion offers for an option's value.
+    enum ValueCompletion: Sendable, Equatable {
+        /// Nothing in particular (a name, a number).
+        case none
+        /// One of these words.
+        case words([String])
+        /// A file name.
+        case file
+    }
 
     /// The name a parsed value is stored under: the first long name.
     var key: String { names.first(where: { $0.hasPrefix("--") }) ?? names[0] }
@@ -22,6 +34,13 @@ package struct OptionSpec: Sendable {
     var usage: String {
         let text = valueName.map { "\(key) \($0)" } ?? key
         return required ? text : "[\(text)]"
+    }
+
+    /// The same option, completed with `completion`.
+    func completing(_ completion: ValueCompletion) -> OptionSpec {
+        var spec = self
+        spec.completion = completion
+        return spec
     }
 
     static func flag(_ names: String..., help: String, section: String = "OPTIONS") -> OptionSpec {

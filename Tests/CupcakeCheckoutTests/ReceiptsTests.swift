@@ -6,7 +6,7 @@ import Testing
 /// The receipts file: appended one record at a time, so racing orders keep every receipt and a
 /// crash mid-write costs only the record it tore.
 @Suite struct ReceiptsTests {
-    static let endpoint = URL(string: "http://127.0.0.1:8080/api/cupcakes")!
+    static let endpoint = URL(string: "http://127.0.0.1:8080/api/cupcakes") ?? URL(fileURLWithPath: "/")
 
     static func receipt(_ id: String, token: String = "rct_token") -> Receipts.Receipt {
         Receipts.Receipt(id: id, token: token, endpoint: endpoint.absoluteString, createdAt: "2026-12-03T10:00:00.000Z")

@@ -88,6 +88,35 @@ pg_start() {
         -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300$settings" start >/dev/null
 }
 
+# pg_start_standby PRIMARY_PORT DIR PORT NAME: a streaming standby of the cluster on
+# 127.0.0.1:PRIMARY_PORT in DIR (pg_basebackup -R), listening on 127.0.0.1:PORT, connecting with
+# application_name NAME (what the primary's synchronous_standby_names names). Waits until it
+# streams.
+pg_start_standby() {
+    local primary_port="$1" dir="$2" port="$3" name="$4" bin
+    bin=$(pg_bin)
+    mkdir -p "$dir"
+    if [ "$(id -u)" -eq 0 ]; then chown postgres "$dir"; fi
+    as_postgres "$bin/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U postgres -D "$dir/data" -R -X stream \
+        -c fast >"$dir/basebackup.log" 2>&1
+    # After -R's line, so it wins: the name the primary waits for.
+    echo "primary_conninfo = 'host=127.0.0.1 port=$primary_port user=postgres application_name=$name'" |
+        as_postgres tee -a "$dir/data/postgresql.auto.conf" >/dev/null
+    pg_start "$dir" "$port"
+    local _
+    for _ in $(seq 1 100); do
+        [ "$(pg_sql "$primary_port" "SELECT count(*) FROM pg_stat_replication WHERE application_name = '$name' AND state = 'streaming'")" = 1 ] && return 0
+        sleep 0.1
+    done
+    echo "the standby $name did not start streaming; see $dir/log" >&2
+    return 1
+}
+
+# pg_sql PORT SQL: runs SQL on 127.0.0.1:PORT as postgres and prints the result unaligned.
+pg_sql() {
+    as_postgres "$(pg_bin)/psql" -h 127.0.0.1 -p "$1" -U postgres -d postgres -Atq -c "$2"
+}
+
 # pg_stop DIR [MODE]: stops the cluster in DIR (fast by default; immediate for a crash).
 pg_stop() {
     as_postgres "$(pg_bin)/pg_ctl" -D "$1/data" -m "${2:-fast}" -w stop >/dev/null 2>&1 || true

@@ -51,11 +51,18 @@ public protocol OrderStore: AnyObject, Sendable {
 
     /// Closes the store; later calls fail with ``StorageError/Code/unavailable``.
     func close()
+
+    /// Whether the store can take orders now: `nil` when it can, else why not, in words fit to
+    /// show anyone (no host names or SQL), for a readiness probe.
+    func readiness() -> String?
 }
 
 extension OrderStore {
     /// One writer, unless the engine says otherwise.
     public var concurrentWriters: Int { 1 }
+
+    /// An open store is ready, unless the engine says otherwise.
+    public func readiness() -> String? { nil }
 
     /// Inserts `count` made orders, `batchSize` to a transaction, calling `progress` with the
     /// number loaded after each (the engines' bulk loaders).

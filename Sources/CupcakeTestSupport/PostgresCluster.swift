@@ -17,19 +17,101 @@ public final class PostgresCluster: @unchecked Sendable {
 
     /// Creates the cluster and starts it (a few seconds: `initdb`).
     public init() throws {
-        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
-        guard let version = versions.compactMap(Int.init).max() else {
-            throw TestSocketError(message: "PostgreSQL is not installed (scripts/test installs Debian's postgresql)")
-        }
-        bin = URL(fileURLWithPath: "/usr/lib/postgresql/\(version)/bin")
-        directory = try TemporaryDirectory()
-        if getuid() == 0 {
-            try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: directory.url.path)
-        }
+        bin = try Self.binaries()
+        directory = try Self.ownedDirectory()
         let initdb = try run(
             "initdb", ["-D", directory.path("data"), "-A", "trust", "-U", "postgres", "--no-locale", "-E", "UTF8"])
         guard initdb.status == 0 else { throw TestSocketError(message: "initdb: \(initdb.stderr)") }
         try start()
+    }
+
+    /// A streaming standby of `primary`: a base backup (`pg_basebackup -R`), started, connected
+    /// to the primary as `name` (what `synchronous_standby_names` names).
+    public init(standbyOf primary: PostgresCluster, name: String) throws {
+        bin = try Self.binaries()
+        directory = try Self.ownedDirectory()
+        let backup = try run(
+            "pg_basebackup",
+            [
+                "-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres", "-D", directory.path("data"), "-R",
+                "-X", "stream", "-c", "fast",
+            ])
+        guard backup.status == 0 else { throw TestSocketError(message: "pg_basebackup: \(backup.stderr)") }
+        let settings = try FileHandle(forWritingTo: URL(fileURLWithPath: directory.path("data/postgresql.auto.conf")))
+        try settings.seekToEnd()
+        try settings.write(
+            contentsOf: Data(
+                "primary_conninfo = 'host=127.0.0.1 port=\(primary.port) user=postgres application_name=\(name)'\n".utf8
+            ))
+        try settings.close()
+        try start()
+    }
+
+    private static func binaries() throws -> URL {
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        guard let version = versions.compactMap(Int.init).max() else {
+            throw TestSocketError(message: "PostgreSQL is not installed (scripts/test installs Debian's postgresql)")
+        }
+        return URL(fileURLWithPath: "/usr/lib/postgresql/\(version)/bin")
+    }
+
+    private static func ownedDirectory() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        if getuid() == 0 {
+            try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: directory.url.path)
+        }
+        return directory
+    }
+
+    /// Makes `standby` (an application name) synchronous: from when this returns, a COMMIT here
+    /// returns only once that standby has flushed its WAL.
+    public func requireSynchronousStandby(_ standby: String) throws {
+        try psql("ALTER SYSTEM SET synchronous_standby_names = '\(standby)'")
+        try psql("SELECT pg_reload_conf()")
+        for _ in 0..<300 {
+            let state = try psql("SELECT sync_state FROM pg_stat_replication WHERE application_name = '\(standby)'")
+            if state.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "sync" { return }
+            usleep(50_000)
+        }
+        throw TestSocketError(message: "the standby \(standby) did not become synchronous")
+    }
+
+    /// Waits until `standby` streams from this cluster (asynchronously, unless made synchronous).
+    public func waitForStandby(_ standby: String) throws {
+        for _ in 0..<300 {
+            let count = try psql(
+                "SELECT count(*) FROM pg_stat_replication WHERE application_name = '\(standby)' AND state = 'streaming'"
+            )
+            if count.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return }
+            usleep(50_000)
+        }
+        throw TestSocketError(message: "the standby \(standby) does not stream")
+    }
+
+    /// The machine dies: SIGKILL to the postmaster (its backends end as they notice).
+    public func killPostmaster() {
+        guard let text = try? String(contentsOfFile: directory.path("data/postmaster.pid"), encoding: .utf8),
+            let pid = text.split(separator: "\n").first.flatMap({ Int32($0) })
+        else { return }
+        kill(pid, SIGKILL)
+    }
+
+    /// Promotes a standby to primary (`pg_ctl promote`, waiting until it takes writes).
+    public func promote() throws {
+        let promoted = try run("pg_ctl", ["-D", directory.path("data"), "-w", "-t", "60", "promote"])
+        guard promoted.status == 0 else { throw TestSocketError(message: "pg_ctl promote: \(promoted.stderr)") }
+    }
+
+    /// Fences an old primary: stopped if it still runs, and marked (`standby.signal`) so that if
+    /// it is started again it comes up read-only instead of taking writes beside the new one.
+    public func fence() throws {
+        stop(immediately: true)
+        FileManager.default.createFile(atPath: directory.path("data/standby.signal"), contents: nil)
+    }
+
+    /// Whether it is a standby (in recovery, read-only).
+    public func isInRecovery() throws -> Bool {
+        try psql("SELECT pg_is_in_recovery()").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "t"
     }
 
     deinit { stop(immediately: true) }

@@ -76,6 +76,17 @@ import Testing
         #expect(response.status == 200)
     }
 
+    @Test(arguments: Engine.allCases)
+    func readyzAnswers200WhileTheDatabaseTakesOrders(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
+        let response = try RawHTTP.request(port: server.port, method: "GET", path: "/readyz")
+        #expect(response.status == 200)
+        #expect(response.json?["status"] as? String == "ready")
+        #expect(
+            try RawHTTP.request(port: server.port, method: "POST", path: "/readyz", body: Data("{}".utf8)).status == 405
+        )
+    }
+
     struct ErrorCase: Sendable, CustomTestStringConvertible {
         var testDescription: String
         var method = "POST"

@@ -163,8 +163,12 @@ import Testing
         #expect(refused.status == 503)
         #expect(refused.headers["retry-after"] != nil)
         #expect(refused.headers["content-type"] == "application/problem+json")
-        // Reads fail the same way, and health says the process is up.
+        // Reads fail the same way, and health says the process is up, readiness that it cannot
+        // take orders, naming the database.
         #expect(try RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes").status == 503)
+        #expect(try RawHTTP.request(port: server.port, method: "GET", path: "/healthz").status == 200)
+        let ready = try RawHTTP.request(port: server.port, method: "GET", path: "/readyz")
+        #expect(ready.status == 503 && ready.text.contains("the database cannot be reached"), "\(ready.text)")
         try cluster.start()
         var retried: RawHTTP.Response?
         #expect(

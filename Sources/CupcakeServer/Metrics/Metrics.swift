@@ -53,7 +53,7 @@ public final class Metrics: @unchecked Sendable {
     static func route(_ path: String) -> String {
         switch path {
         case "/api/cupcakes", "/api/cupcakes/": return "/api/cupcakes"
-        case "/api/backup", "/api/quote", "/healthz", "/metrics", "/openapi.yaml": return path
+        case "/api/backup", "/api/quote", "/healthz", "/readyz", "/metrics", "/openapi.yaml": return path
         case _ where Storefront.assets[path] != nil: return "storefront"
         default: return path.hasPrefix("/api/cupcakes/") ? "/api/cupcakes/{id}" : "other"
         }

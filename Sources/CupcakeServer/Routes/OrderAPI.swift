@@ -9,7 +9,8 @@ import Foundation
 /// - `GET /api/cupcakes/{id}` answers `{"data": order}`; `PATCH` sets `isFavorite`; `DELETE`
 ///   cancels it (204);
 /// - `GET /api/backup` answers a consistent copy of the SQLite database (application/vnd.sqlite3);
-/// - `GET /healthz` answers 200 without an API key.
+/// - `GET /healthz` answers 200 without an API key; `GET /readyz` answers 200 when the database
+///   takes orders, else 503 saying why.
 ///
 /// Every error is problem+json; anything unexpected becomes a 500 that leaks nothing.
 public final class OrderAPI: HTTPHandler {
@@ -105,6 +106,16 @@ public final class OrderAPI: HTTPHandler {
         if path == "/healthz" {
             try allow(request, ["GET", "HEAD"])
             respond(.json(200, Array(#"{"status":"ok"}"#.utf8)))
+            return
+        }
+        // Readiness, for a load balancer or an orchestrator: the process is up (/healthz) and
+        // its database takes orders now. No key, like /healthz.
+        if path == "/readyz" {
+            try allow(request, ["GET", "HEAD"])
+            if let reason = store.readiness() {
+                throw Problem.unavailable("Not ready: \(reason).")
+            }
+            respond(.json(200, Array(#"{"status":"ready"}"#.utf8)))
             return
         }
         guard path == "/api" || path.hasPrefix("/api/") || path == "/metrics" else {

@@ -12,6 +12,16 @@ import Foundation
 final class PostgresConnection {
     private var handle: OpaquePointer?
     private var prepared: [String: String] = [:]
+    /// Set by the notice receiver when PostgreSQL stopped waiting for the synchronous standby.
+    private let notices = Notices()
+
+    /// What the notice receiver saw, for the statement that caused it.
+    private final class Notices {
+        /// PostgreSQL gave up waiting for the synchronous standby (a statement timeout or a
+        /// cancel during the wait, or a shutdown): the transaction committed on this server
+        /// only, so it must not be reported as stored.
+        var replicationWaitCanceled = false
+    }
 
     /// Connects with a libpq connection string or URI, then sets what every session needs.
     init(conninfo: String, statementTimeoutMilliseconds: Int) throws(StorageError) {
@@ -31,17 +41,26 @@ final class PostgresConnection {
         handle = connection
         // libpq prints every notice to stderr; a NOTICE such as "relation already exists,
         // skipping" (the migrations' IF NOT EXISTS) is noise for the operator, a WARNING is not.
+        // A WARNING that PostgreSQL stopped waiting for the synchronous standby ("canceling wait
+        // for synchronous replication ...", "The transaction has already committed locally, but
+        // might not have been replicated to the standby") marks the statement's outcome as
+        // unknown (see `query`). English text: the server's messages are matched as the
+        // clusters cupcake starts write them (initdb --no-locale).
         PQsetNoticeReceiver(
             connection,
-            { _, result in
+            { context, result in
                 // PG_DIAG_SEVERITY_NONLOCALIZED (a char macro Swift does not import).
                 guard let result,
                     let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))),
                     String(cString: severity) == "WARNING",
                     let message = PQresultErrorMessage(result)
                 else { return }
-                FileHandle.standardError.write(Data("PostgreSQL: \(String(cString: message))".utf8))
-            }, nil)
+                let text = String(cString: message)
+                if let context, text.contains("synchronous replication") {
+                    Unmanaged<Notices>.fromOpaque(context).takeUnretainedValue().replicationWaitCanceled = true
+                }
+                FileHandle.standardError.write(Data("PostgreSQL: \(text)".utf8))
+            }, Unmanaged.passUnretained(notices).toOpaque())
         // Every commit durable before it is answered; no statement or idle transaction forever.
         try execute(
             SQLText(
@@ -158,11 +177,20 @@ final class PostgresConnection {
                 formats.append(0)
             }
         }
+        notices.replicationWaitCanceled = false
         let result = Self.withPointers(texts) { pointers in
             PQexecPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 0)
         }
         defer { PQclear(result) }
         try check(result)
+        // Committed here but not confirmed by the synchronous standby: the same as a connection
+        // that broke after COMMIT was sent. Not reported as stored (503); a retry with the key
+        // finds it.
+        if notices.replicationWaitCanceled {
+            notices.replicationWaitCanceled = false
+            throw StorageError(
+                .temporary, "PostgreSQL stopped waiting for the synchronous standby: the outcome is unknown")
+        }
         guard let result else { return Rows(rows: [], affected: 0) }
         let rowCount = Int(PQntuples(result))
         let columnCount = Int(PQnfields(result))

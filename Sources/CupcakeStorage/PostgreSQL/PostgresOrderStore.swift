@@ -77,11 +77,32 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
             if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
             option += 1
         }
-        let host = values["host"] ?? values["hostaddr"] ?? "localhost"
-        let port = values["port"].map { ":\($0)" } ?? ""
+        // Several hosts (libpq's multi-host form) come as parallel lists: host1,host2 and
+        // port1,port2 (one port may serve them all).
+        let hosts = (values["host"] ?? values["hostaddr"] ?? "localhost").split(
+            separator: ",", omittingEmptySubsequences: false)
+        let ports = values["port"].map { $0.split(separator: ",", omittingEmptySubsequences: false) } ?? []
+        let servers = hosts.enumerated().map { index, host in
+            let port = ports.count == hosts.count ? ports[index] : ports.first
+            return port.map { "\(host):\($0)" } ?? String(host)
+        }
         let database = values["dbname"].map { "/\($0)" } ?? ""
         let user = values["user"].map { " as \($0)" } ?? ""
-        return "PostgreSQL at \(host)\(port)\(database)\(user)"
+        let writable = values["target_session_attrs"].map { ", \($0)" } ?? ""
+        return "PostgreSQL at \(servers.joined(separator: ","))\(database)\(user)\(writable)"
+    }
+
+    /// Ready when a pooled connection reaches a primary: one that takes writes, not a standby
+    /// still in recovery (after a failover, until the promotion; see docs/SCALING.md).
+    public func readiness() -> String? {
+        do {
+            let inRecovery = try pool.withConnection { connection throws(StorageError) -> Bool in
+                try connection.query(SQLText("SELECT pg_is_in_recovery()")).text(0, 0) == "t"
+            }
+            return inRecovery ? "the database is a standby in recovery and takes no writes" : nil
+        } catch {
+            return "the database cannot be reached"
+        }
     }
 
     // MARK: - Writing

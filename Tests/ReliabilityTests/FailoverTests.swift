@@ -1,0 +1,119 @@
+import CupcakeTestSupport
+import Foundation
+import Testing
+
+/// High availability on PostgreSQL (issue 21): a synchronous standby, instances that follow the
+/// primary through libpq's multi-host URI, and the commit whose answer never arrives. Every
+/// order acknowledged with 201 must exist exactly once on whichever server is the primary.
+@Suite(.serialized) struct FailoverTests {
+    static let standbyName = "cupcake_standby"
+
+    /// The connection breaks with the batch's COMMIT on its way: before it reached PostgreSQL
+    /// (nothing stored), or after PostgreSQL committed it and before its answer came back (stored,
+    /// and the server cannot know). Either way the answer is 503, never 201, and a retry with the
+    /// key makes exactly one order: stored now, or the stored one replayed.
+    @Test(arguments: [ConnectionCutter.Mode.beforeSending, .afterTheAnswerStarts])
+    func aCommitWhoseOutcomeIsUnknownIsNever201AndIsStoredOnce(_ mode: ConnectionCutter.Mode) throws {
+        let cluster = try PostgresCluster()
+        let cutter = try ConnectionCutter(backendPort: cluster.port)
+        let server = try ServerProcess(
+            databasePath: "postgres://postgres@127.0.0.1:\(cutter.port)/postgres", arguments: ["--quiet"])
+        // A warm-up order, so the cut lands on the batch statement of an established connection.
+        let warm = try RawHTTP.postOrder(port: server.port, json: ScaleOutTests.body(name: "Warm Up"))
+        #expect(warm.status == 201)
+        let name = "Outcome Unknown \(mode == .beforeSending ? "Before" : "After")"
+        let body = ScaleOutTests.body(name: name)
+        // The batch's INSERT sends the names as a text array, {"…"}; the claim before it sends
+        // the body as JSON ("name":"…"), so this marks the INSERT alone.
+        cutter.arm(marker: "{\"\(name)\"}", mode: mode)
+        let first = try RawHTTP.postOrder(port: server.port, json: body, headers: ["Idempotency-Key": "unknown-1"])
+        #expect(cutter.cutCount == 1, "the connection was cut")
+        #expect(first.status == 503, "\(first.status) \(first.text)")
+        #expect(first.headers["retry-after"] != nil)
+        let storedAfterCut = try cluster.psql("SELECT count(*) FROM orders WHERE name = '\(name)'").stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(storedAfterCut == (mode == .beforeSending ? "0" : "1"), "what PostgreSQL holds after the cut")
+        var retried: RawHTTP.Response?
+        #expect(
+            ScaleOutTests.wait(seconds: 15) {
+                retried = try? RawHTTP.postOrder(
+                    port: server.port, json: body, headers: ["Idempotency-Key": "unknown-1"])
+                return retried?.status == 201
+            }, "the retry is answered 201")
+        // Committed before: the retry finds that order. Not committed: the retry stores it.
+        #expect((retried?.headers["idempotent-replayed"] == "true") == (mode == .afterTheAnswerStarts))
+        let stored = try cluster.psql("SELECT id FROM orders WHERE name = '\(name)'").stdout
+            .split(separator: "\n").map(String.init)
+        #expect(stored == [retried?.json?["id"] as? String ?? "?"], "stored exactly once, with the id answered")
+        print(
+            "RELIABILITY commit outcome unknown (\(mode == .beforeSending ? "cut before the COMMIT" : "answer lost after the COMMIT")): "
+                + "first answer \(first.status), PostgreSQL held \(storedAfterCut), the retry \(retried?.status ?? 0)"
+                + "\(retried?.headers["idempotent-replayed"] == "true" ? " (replayed)" : ""), stored \(stored.count)")
+        #expect(server.stop() == 0)
+    }
+
+    @Test func killingThePrimaryUnderLoadLosesNoAcknowledgedOrder() throws {
+        let primary = try PostgresCluster()
+        let standby = try PostgresCluster(standbyOf: primary, name: Self.standbyName)
+        try primary.waitForStandby(Self.standbyName)
+        try primary.requireSynchronousStandby(Self.standbyName)
+        // libpq's multi-host form: each connection goes to whichever host takes writes.
+        let url =
+            "postgres://postgres@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/postgres"
+            + "?target_session_attrs=read-write"
+        let instances = try (0..<2).map { _ in try ServerProcess(databasePath: url, arguments: ["--quiet"]) }
+        let nginx = try NginxProcess(upstreamPorts: instances.map(\.port))
+        #expect(try RawHTTP.request(port: instances[0].port, method: "GET", path: "/readyz").status == 200)
+        let started = Date()
+        let load = OrderLoad(port: nginx.port, clients: 16, perClient: 1_000_000, prefix: "F", retries: true)
+        #expect(ScaleOutTests.wait(seconds: 60) { load.acknowledged >= 300 }, "the load got going")
+        primary.killPostmaster()
+        let killed = Date()
+        // No primary: POSTs 503, /healthz up, /readyz 503 naming the database.
+        var ready: RawHTTP.Response?
+        #expect(
+            ScaleOutTests.wait(seconds: 10) {
+                ready = try? RawHTTP.request(port: instances[1].port, method: "GET", path: "/readyz")
+                return ready?.status == 503
+            }, "/readyz says not ready")
+        #expect(ready?.text.contains("database") == true, "\(ready?.text ?? "")")
+        #expect(try RawHTTP.request(port: instances[1].port, method: "GET", path: "/healthz").status == 200)
+        try standby.promote()
+        // The outage as a client sees it: from the kill to the first 201 after the promotion.
+        var firstOK: Date?
+        var probe = 0
+        _ = ScaleOutTests.wait(seconds: 30) {
+            probe += 1
+            let answer = try? RawHTTP.postOrder(
+                port: nginx.port, json: ScaleOutTests.body(name: "Probe \(probe)"),
+                headers: ["Idempotency-Key": "probe-\(probe)"])
+            if answer?.status == 201 { firstOK = Date() }
+            return firstOK != nil
+        }
+        let outage = firstOK.map { $0.timeIntervalSince(killed) } ?? -1
+        #expect(outage > 0 && outage < 5, "outage \(outage) s")
+        #expect(try RawHTTP.request(port: instances[0].port, method: "GET", path: "/readyz").status == 200)
+        // The load runs on for 10 s in all, then every client finishes its order.
+        usleep(UInt32(max(0, 10 - Date().timeIntervalSince(started)) * 1_000_000))
+        let ledger = load.stop()
+        let statuses = Dictionary(grouping: ledger, by: \.status).mapValues(\.count)
+        #expect(Set(statuses.keys) == [201], "each order, retried with its key, ends in 201: \(statuses)")
+        let stored = ScaleOutTests.rows(
+            try standby.psql("SELECT name || E'\\t' || id FROM orders WHERE name LIKE 'F %'").stdout)
+        ScaleOutTests.expectExactlyOnce(ledger, stored: stored)
+        let lost = ledger.filter { $0.status == 201 && stored[$0.name] == nil }.count
+        let duplicated = stored.values.filter { $0.count > 1 }.count
+        // The old primary, fenced, comes back read-only: it cannot take a write by accident.
+        try primary.fence()
+        try primary.start()
+        #expect(try primary.isInRecovery(), "the old primary came back as a standby")
+        #expect(throws: (any Error).self) { try primary.psql("CREATE TABLE split_brain (x int)") }
+        print(
+            "RELIABILITY failover (kill -9 of the primary, pg_ctl promote, 16 clients for 10 s through nginx): "
+                + "\(ledger.count) orders, \(statuses[201] ?? 0) acknowledged, \(lost) lost, \(duplicated) duplicated, "
+                + "\(ledger.map(\.attempts).reduce(0, +) - ledger.count) client retries; outage from the kill to the "
+                + "first 201 after the promotion: \(String(format: "%.2f", outage)) s")
+        for instance in instances { #expect(instance.stop() == 0) }
+        nginx.stop()
+    }
+}

@@ -52,6 +52,91 @@ import Testing
         #expect(server.stop() == 0)
     }
 
+    /// The standby stops: the primary waits for it (PostgreSQL's statement timeout does not
+    /// cover the wait), so nothing is answered. Cancelling the wait (an operator's
+    /// pg_cancel_backend) makes PostgreSQL keep the commit locally and warn that it "might not
+    /// have been replicated": such an order is on one machine only, so it is answered 503, not
+    /// 201. Without a key the waiting statement is the order's INSERT (kept, answered 503); with
+    /// one it is the key's claim, and the retry once the standby is back stores the order once.
+    @Test func anOrderOnlyThePrimaryHoldsIsNotAcknowledged() throws {
+        let primary = try PostgresCluster()
+        let standby = try PostgresCluster(standbyOf: primary, name: Self.standbyName)
+        try primary.waitForStandby(Self.standbyName)
+        try primary.requireSynchronousStandby(Self.standbyName)
+        let url =
+            "postgres://postgres@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/postgres"
+            + "?target_session_attrs=read-write"
+        let server = try ServerProcess(databasePath: url, arguments: ["--quiet"])
+        #expect(try RawHTTP.postOrder(port: server.port, json: ScaleOutTests.body(name: "Both Machines")).status == 201)
+        standby.stop()
+        // Readiness says why nothing can be committed now.
+        var ready: RawHTTP.Response?
+        #expect(
+            ScaleOutTests.wait(seconds: 10) {
+                ready = try? RawHTTP.request(port: server.port, method: "GET", path: "/readyz")
+                return ready?.status == 503
+            })
+        #expect(ready?.text.contains("synchronous standby is not connected") == true, "\(ready?.text ?? "")")
+        func stored(_ name: String) throws -> String {
+            try primary.psql("SELECT count(*) FROM orders WHERE name = '\(name)'").stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        /// Posts on a thread of its own, cancels the statement waiting for the standby, returns
+        /// the answer.
+        func postAndCancelTheWait(_ body: String, headers: [String: String]) -> RawHTTP.Response? {
+            let done = DispatchSemaphore(value: 0)
+            let box = AnswerBox()
+            Thread {
+                box.set(
+                    try? RawHTTP.request(
+                        port: server.port, method: "POST", path: "/api/cupcakes", headers: headers,
+                        body: Data(body.utf8), timeout: 45))
+                done.signal()
+            }.start()
+            let waiting = ScaleOutTests.wait(seconds: 20) {
+                (try? primary.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'").stdout
+                    .trimmingCharacters(in: .whitespacesAndNewlines)) == "1"
+            }
+            #expect(waiting, "the commit waits for the standby")
+            #expect(box.get() == nil, "nothing answered while the standby is away")
+            _ = try? primary.psql("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
+            #expect(done.wait(timeout: .now() + 50) == .success)
+            return box.get()
+        }
+        let unkeyed = postAndCancelTheWait(ScaleOutTests.body(name: "Primary Only"), headers: [:])
+        #expect(unkeyed?.status == 503, "\(unkeyed?.status ?? 0) \(unkeyed?.text ?? "")")
+        #expect(try stored("Primary Only") == "1", "PostgreSQL kept it locally")
+        #expect(server.log.contains("synchronous replication"), "\(server.log)")
+        let keyedBody = ScaleOutTests.body(name: "Keyed While Alone")
+        let keyed = postAndCancelTheWait(keyedBody, headers: ["Idempotency-Key": "alone-1"])
+        #expect(keyed?.status == 503, "\(keyed?.status ?? 0) \(keyed?.text ?? "")")
+        // The standby comes back and catches up; the retry with the key makes exactly one order.
+        try standby.start()
+        var retried: RawHTTP.Response?
+        #expect(
+            ScaleOutTests.wait(seconds: 30) {
+                retried = try? RawHTTP.postOrder(
+                    port: server.port, json: keyedBody, headers: ["Idempotency-Key": "alone-1"])
+                return retried?.status == 201
+            })
+        #expect(try stored("Keyed While Alone") == "1")
+        print(
+            "RELIABILITY synchronous standby stopped: commits waited for it (no answer); with the wait "
+                + "cancelled, an order PostgreSQL kept on the primary alone was answered \(unkeyed?.status ?? 0), "
+                + "a keyed one \(keyed?.status ?? 0), and its retry after the standby was back \(retried?.status ?? 0), "
+                + "stored once")
+        #expect(server.stop() == 0)
+    }
+
+    /// One answer handed from a thread to the test.
+    final class AnswerBox: @unchecked Sendable {
+        // Safe: `answer` is only touched while holding `lock`.
+        private let lock = NSLock()
+        private var answer: RawHTTP.Response?
+        func set(_ value: RawHTTP.Response?) { lock.withLock { answer = value } }
+        func get() -> RawHTTP.Response? { lock.withLock { answer } }
+    }
+
     @Test func killingThePrimaryUnderLoadLosesNoAcknowledgedOrder() throws {
         let primary = try PostgresCluster()
         let standby = try PostgresCluster(standbyOf: primary, name: Self.standbyName)

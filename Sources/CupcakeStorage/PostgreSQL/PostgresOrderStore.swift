@@ -92,14 +92,27 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
         return "PostgreSQL at \(servers.joined(separator: ","))\(database)\(user)\(writable)"
     }
 
-    /// Ready when a pooled connection reaches a primary: one that takes writes, not a standby
-    /// still in recovery (after a failover, until the promotion; see docs/SCALING.md).
+    /// Ready when a pooled connection reaches a primary (one that takes writes, not a standby
+    /// still in recovery: after a failover, until the promotion) whose synchronous standby, if
+    /// it names one, is connected (else every COMMIT waits for it). Rows of
+    /// pg_stat_replication whose state a role may not see count as connected.
     public func readiness() -> String? {
         do {
-            let inRecovery = try pool.withConnection { connection throws(StorageError) -> Bool in
-                try connection.query(SQLText("SELECT pg_is_in_recovery()")).text(0, 0) == "t"
+            let state = try pool.withConnection { connection throws(StorageError) -> PostgresConnection.Rows in
+                try connection.query(
+                    SQLText(
+                        """
+                        SELECT pg_is_in_recovery(),
+                            current_setting('synchronous_standby_names') <> '' AND NOT EXISTS (
+                                SELECT 1 FROM pg_stat_replication
+                                WHERE sync_state IN ('sync', 'quorum') OR sync_state IS NULL)
+                        """))
             }
-            return inRecovery ? "the database is a standby in recovery and takes no writes" : nil
+            if state.text(0, 0) == "t" { return "the database is a standby in recovery and takes no writes" }
+            if state.text(0, 1) == "t" {
+                return "the database's synchronous standby is not connected, so no order can be committed"
+            }
+            return nil
         } catch {
             return "the database cannot be reached"
         }

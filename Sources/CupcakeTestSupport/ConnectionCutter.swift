@@ -31,23 +31,8 @@ public final class ConnectionCutter: @unchecked Sendable {
     /// Listens on a free loopback port, relaying to `backendPort`.
     public init(backendPort: Int) throws {
         self.backendPort = backendPort
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 64) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            close(fd)
-            throw TestSocketError(message: "the cutter cannot listen")
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let (fd, port) = try LoopbackSockets.listen(purpose: "the cutter")
+        self.port = port
         listener = fd
         Thread { [weak self] in self?.acceptLoop(fd) }.start()
     }
@@ -85,16 +70,7 @@ public final class ConnectionCutter: @unchecked Sendable {
     private static func connect(port: Int) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return -1 }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result == 0 else {
+        guard LoopbackSockets.connect(fd, port: port) == 0 else {
             close(fd)
             return -1
         }

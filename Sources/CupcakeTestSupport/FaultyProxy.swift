@@ -30,23 +30,8 @@ public final class FaultyProxy: @unchecked Sendable {
     public init(backendPort: Int, script: [Fault]) throws {
         self.backendPort = backendPort
         self.script = script
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 64) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            close(fd)
-            throw TestSocketError(message: "proxy cannot listen")
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let (fd, port) = try LoopbackSockets.listen(purpose: "proxy")
+        self.port = port
         listener = fd
         let thread = Thread { [weak self] in self?.acceptLoop(fd) }
         thread.start()

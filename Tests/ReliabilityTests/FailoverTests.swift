@@ -8,6 +8,19 @@ import Testing
 @Suite(.serialized) struct FailoverTests {
     static let standbyName = "cupcake_standby"
 
+    /// A primary and its synchronous standby, and the URL the instances use: libpq's multi-host
+    /// form, so each connection goes to whichever server takes writes.
+    static func synchronousPair() throws -> (primary: PostgresCluster, standby: PostgresCluster, url: String) {
+        let primary = try PostgresCluster()
+        let standby = try PostgresCluster(standbyOf: primary, name: standbyName)
+        try primary.waitForStandby(standbyName)
+        try primary.requireSynchronousStandby(standbyName)
+        let url =
+            "postgres://postgres@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/postgres"
+            + "?target_session_attrs=read-write"
+        return (primary, standby, url)
+    }
+
     /// The connection breaks with the batch's COMMIT on its way: before it reached PostgreSQL
     /// (nothing stored), or after PostgreSQL committed it and before its answer came back (stored,
     /// and the server cannot know). Either way the answer is 503, never 201, and a retry with the
@@ -33,13 +46,8 @@ import Testing
         let storedAfterCut = try cluster.psql("SELECT count(*) FROM orders WHERE name = '\(name)'").stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(storedAfterCut == (mode == .beforeSending ? "0" : "1"), "what PostgreSQL holds after the cut")
-        var retried: RawHTTP.Response?
-        #expect(
-            ScaleOutTests.wait(seconds: 15) {
-                retried = try? RawHTTP.postOrder(
-                    port: server.port, json: body, headers: ["Idempotency-Key": "unknown-1"])
-                return retried?.status == 201
-            }, "the retry is answered 201")
+        let retried = Self.retryUntil201(port: server.port, body: body, key: "unknown-1")
+        #expect(retried?.status == 201, "the retry is answered 201")
         // Committed before: the retry finds that order. Not committed: the retry stores it.
         #expect((retried?.headers["idempotent-replayed"] == "true") == (mode == .afterTheAnswerStarts))
         let stored = try cluster.psql("SELECT id FROM orders WHERE name = '\(name)'").stdout
@@ -59,13 +67,7 @@ import Testing
     /// 201. Without a key the waiting statement is the order's INSERT (kept, answered 503); with
     /// one it is the key's claim, and the retry once the standby is back stores the order once.
     @Test func anOrderOnlyThePrimaryHoldsIsNotAcknowledged() throws {
-        let primary = try PostgresCluster()
-        let standby = try PostgresCluster(standbyOf: primary, name: Self.standbyName)
-        try primary.waitForStandby(Self.standbyName)
-        try primary.requireSynchronousStandby(Self.standbyName)
-        let url =
-            "postgres://postgres@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/postgres"
-            + "?target_session_attrs=read-write"
+        let (primary, standby, url) = try Self.synchronousPair()
         let server = try ServerProcess(databasePath: url, arguments: ["--quiet"])
         #expect(try RawHTTP.postOrder(port: server.port, json: ScaleOutTests.body(name: "Both Machines")).status == 201)
         standby.stop()
@@ -112,13 +114,8 @@ import Testing
         #expect(keyed?.status == 503, "\(keyed?.status ?? 0) \(keyed?.text ?? "")")
         // The standby comes back and catches up; the retry with the key makes exactly one order.
         try standby.start()
-        var retried: RawHTTP.Response?
-        #expect(
-            ScaleOutTests.wait(seconds: 30) {
-                retried = try? RawHTTP.postOrder(
-                    port: server.port, json: keyedBody, headers: ["Idempotency-Key": "alone-1"])
-                return retried?.status == 201
-            })
+        let retried = Self.retryUntil201(port: server.port, body: keyedBody, key: "alone-1")
+        #expect(retried?.status == 201)
         #expect(try stored("Keyed While Alone") == "1")
         print(
             "RELIABILITY synchronous standby stopped: commits waited for it (no answer); with the wait "
@@ -126,6 +123,16 @@ import Testing
                 + "a keyed one \(keyed?.status ?? 0), and its retry after the standby was back \(retried?.status ?? 0), "
                 + "stored once")
         #expect(server.stop() == 0)
+    }
+
+    /// Posts `body` with `key` until the answer is 201 (at most 30 s); the last answer.
+    static func retryUntil201(port: Int, body: String, key: String) -> RawHTTP.Response? {
+        var answer: RawHTTP.Response?
+        _ = ScaleOutTests.wait(seconds: 30) {
+            answer = try? RawHTTP.postOrder(port: port, json: body, headers: ["Idempotency-Key": key])
+            return answer?.status == 201
+        }
+        return answer
     }
 
     /// One answer handed from a thread to the test.
@@ -138,14 +145,7 @@ import Testing
     }
 
     @Test func killingThePrimaryUnderLoadLosesNoAcknowledgedOrder() throws {
-        let primary = try PostgresCluster()
-        let standby = try PostgresCluster(standbyOf: primary, name: Self.standbyName)
-        try primary.waitForStandby(Self.standbyName)
-        try primary.requireSynchronousStandby(Self.standbyName)
-        // libpq's multi-host form: each connection goes to whichever host takes writes.
-        let url =
-            "postgres://postgres@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/postgres"
-            + "?target_session_attrs=read-write"
+        let (primary, standby, url) = try Self.synchronousPair()
         let instances = try (0..<2).map { _ in try ServerProcess(databasePath: url, arguments: ["--quiet"]) }
         let nginx = try NginxProcess(upstreamPorts: instances.map(\.port))
         #expect(try RawHTTP.request(port: instances[0].port, method: "GET", path: "/readyz").status == 200)

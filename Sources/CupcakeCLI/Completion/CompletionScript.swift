@@ -18,6 +18,42 @@ enum CompletionScript {
 
     private static func words(_ list: [String]) -> String { list.joined(separator: " ") }
 
+    /// Shell code (bash and zsh alike) that sets `command` to the subcommand before the cursor:
+    /// the first word, and for a group (`orders`) the second too, stopping at the first option.
+    private static func commandLoop(_ tree: CommandTree, words: String, first: Int, current: String) -> String {
+        [
+            "local command=\"\" i",
+            "for ((i = \(first); i < \(current); i++)); do",
+            "    case \"${\(words)[i]}\" in -*) break ;; esac",
+            "    if [ -z \"$command\" ]; then",
+            "        command=\"${\(words)[i]}\"",
+            "    else",
+            "        case \"$command\" in",
+            "            \(tree.groupNames.joined(separator: "|"))) command=\"$command ${\(words)[i]}\" ;;",
+            "        esac",
+            "        break",
+            "    fi",
+            "done",
+        ].map { "    " + $0 }.joined(separator: "\n").dropFirst(4).description
+    }
+
+    /// The `case "$prev" in … esac` of one command (bash and zsh alike): after an option that
+    /// takes a value, offer its words, file names, or nothing; `words` and `file` are the
+    /// shell's own commands for the first two.
+    private static func valueCases(_ options: [OptionSpec], words: ([String]) -> String, file: String) -> String {
+        var text = "            case \"$prev\" in\n"
+        for option in options where option.takesValue {
+            let offer: String
+            switch option.completion {
+            case .words(let values): offer = words(values) + "; "
+            case .file: offer = file + "; "
+            case .none: offer = ""
+            }
+            text += "                \(option.names.joined(separator: "|"))) \(offer)return ;;\n"
+        }
+        return text + "            esac\n"
+    }
+
     // MARK: bash
 
     static func bash(_ tree: CommandTree) -> String {
@@ -27,18 +63,7 @@ enum CompletionScript {
             # or for good: cupcake completion bash > ~/.local/share/bash-completion/completions/cupcake
             _cupcake() {
                 local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
-                local command="" i
-                for ((i = 1; i < COMP_CWORD; i++)); do
-                    case "${COMP_WORDS[i]}" in -*) break ;; esac
-                    if [ -z "$command" ]; then
-                        command="${COMP_WORDS[i]}"
-                    else
-                        case "$command" in
-                            \(tree.groupNames.joined(separator: "|"))) command="$command ${COMP_WORDS[i]}" ;;
-                        esac
-                        break
-                    fi
-                done
+                \(commandLoop(tree, words: "COMP_WORDS", first: 1, current: "COMP_CWORD"))
                 case "$command" in
                     "") COMPREPLY=($(compgen -W "\(words(tree.topLevel.map(\.name)))" -- "$cur")) ;;
                     help) COMPREPLY=($(compgen -W "\(words(tree.groups.map(\.name)))" -- "$cur")) ;;
@@ -51,20 +76,9 @@ enum CompletionScript {
         for command in tree.commands {
             let options = CommandTree.options(of: command)
             text += "        \"\(name(command))\")\n"
-            text += "            case \"$prev\" in\n"
-            for option in options where option.takesValue {
-                let pattern = option.names.joined(separator: "|")
-                switch option.completion {
-                case .words(let values):
-                    text +=
-                        "                \(pattern)) COMPREPLY=($(compgen -W \"\(words(values))\" -- \"$cur\")); return ;;\n"
-                case .file:
-                    text += "                \(pattern)) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
-                case .none:
-                    text += "                \(pattern)) return ;;\n"
-                }
-            }
-            text += "            esac\n"
+            text += valueCases(
+                options, words: { "COMPREPLY=($(compgen -W \"\(words($0))\" -- \"$cur\"))" },
+                file: "COMPREPLY=($(compgen -f -- \"$cur\"))")
             let arguments = CommandTree.argumentWords(of: command)
             text +=
                 "            COMPREPLY=($(compgen -W \"\(words(options.flatMap(\.names) + arguments))\" -- \"$cur\")) ;;\n"
@@ -95,19 +109,8 @@ enum CompletionScript {
             # Load it now with: source <(cupcake completion zsh)
             # or for good: cupcake completion zsh > "${fpath[1]}/_cupcake"
             _cupcake() {
-                local command="" i
                 local cur="${words[CURRENT]}" prev="${words[CURRENT-1]}"
-                for ((i = 2; i < CURRENT; i++)); do
-                    [[ "${words[i]}" == -* ]] && break
-                    if [[ -z "$command" ]]; then
-                        command="${words[i]}"
-                    else
-                        case "$command" in
-                            \(tree.groupNames.joined(separator: "|"))) command="$command ${words[i]}" ;;
-                        esac
-                        break
-                    fi
-                done
+                \(commandLoop(tree, words: "words", first: 2, current: "CURRENT"))
                 local -a choices
                 case "$command" in
                     "")
@@ -124,16 +127,7 @@ enum CompletionScript {
         for command in tree.commands {
             let options = CommandTree.options(of: command)
             text += "        \"\(name(command))\")\n"
-            text += "            case \"$prev\" in\n"
-            for option in options where option.takesValue {
-                let pattern = option.names.joined(separator: "|")
-                switch option.completion {
-                case .words(let values): text += "                \(pattern)) compadd -- \(words(values)); return ;;\n"
-                case .file: text += "                \(pattern)) _files; return ;;\n"
-                case .none: text += "                \(pattern)) return ;;\n"
-                }
-            }
-            text += "            esac\n"
+            text += valueCases(options, words: { "compadd -- \(words($0))" }, file: "_files")
             let pairs = options.flatMap { option in option.names.map { Self.described($0, option.help) } }
             text += "            choices=(\(pairs.joined(separator: " ")))\n"
             text += "            _describe 'option' choices"

@@ -40,6 +40,40 @@ import Testing
         server.stop()
     }
 
+    /// `cupcake serve` becomes `cupcake-server` (execv, same process) with the signal mask the
+    /// client started with, not the nearly-full one of the pool thread that ran the command:
+    /// SIGHUP still ends it, as it ends any program whose terminal goes away. Started from a
+    /// mask-clearing wrapper, as a shell would start it (this test process's threads block
+    /// signals, and a child inherits that).
+    @Test func theServerStartsAsCupcakeServerWithNoSignalBlocked() throws {
+        let directory = try TemporaryDirectory()
+        let log = directory.path("serve.log")
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            "-c",
+            "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+            ProcessRunner.cupcakeExecutable.path, "serve", "--port", "0", "--quiet", "--database",
+            directory.path("orders.sqlite"),
+        ]
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("listening on") {
+            usleep(20_000)
+        }
+        let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        #expect(status.contains("Name:\tcupcake-server"), "\(status.prefix(200))")
+        #expect(status.contains("SigBlk:\t0000000000000000"), "\(status)")
+        kill(process.processIdentifier, SIGHUP)
+        let ended = Date().addingTimeInterval(10)
+        while process.isRunning, Date() < ended { usleep(20_000) }
+        #expect(!process.isRunning, "SIGHUP ended it")
+        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGHUP)
+    }
+
     @Test func theAPIKeyGuardsAPIButNotHealthz() throws {
         let directory = try TemporaryDirectory()
         let server = try ServerProcess(

@@ -3,11 +3,21 @@ import Foundation
 /// The `cupcake` client's way to run `serve` and `backup`: it replaces itself (execv, so the
 /// process id, its standard streams and its signals stay the same) with `cupcake-server`, found
 /// beside the running executable, else on `PATH`.
-package struct ServerExecutable: ServerSide {
+package struct ServerExecutable: ServerSide, @unchecked Sendable {
+    // Safe: `signalMask` is a plain C value, written once in `init` and only read after.
     /// The executable's name.
     static let name = "cupcake-server"
+    /// The signal mask the process started with. `execv` keeps the calling thread's mask, and
+    /// the command runs on a thread of Swift's pool, which blocks nearly every signal: without
+    /// this, `cupcake-server` would start with SIGHUP, SIGQUIT and the rest blocked.
+    private let signalMask: sigset_t
 
-    package init() {}
+    /// Call on the main thread before any other thread starts: it records the signal mask.
+    package init() {
+        var mask = sigset_t()
+        pthread_sigmask(SIG_SETMASK, nil, &mask)
+        signalMask = mask
+    }
 
     package func run(_ command: any CommandSpec.Type, _ arguments: ParsedArguments, words: [String], console: Console)
         async throws(CLIError)
@@ -22,6 +32,8 @@ package struct ServerExecutable: ServerSide {
         let argv = [Self.name] + words
         var pointers = argv.map { strdup($0) }
         pointers.append(nil)
+        var mask = signalMask
+        pthread_sigmask(SIG_SETMASK, &mask, nil)
         execv(path, pointers)
         let reason = String(cString: strerror(errno))
         throw CLIError(.unavailable, "Cannot start \(path): \(reason).")

@@ -86,7 +86,7 @@ public final class ConnectionCutter: @unchecked Sendable {
 
     private func relay(from source: Int32, to destination: Int32, cut: Cut, clientSide: Bool) {
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
+        relaying: while true {
             let count = read(source, &buffer, buffer.count)
             guard count > 0 else { break }
             let chunk = Array(buffer[0..<count])
@@ -108,7 +108,7 @@ public final class ConnectionCutter: @unchecked Sendable {
                     guard let base = bytes.baseAddress else { return -1 }
                     return write(destination, base + offset, count - offset)
                 }
-                guard written > 0 else { break }
+                guard written > 0 else { break relaying }
                 offset += written
             }
         }

@@ -7,7 +7,7 @@ struct CompletionCommand: Command {
         zsh)' in zsh, or 'cupcake completion fish | source' in fish; the script's first lines say
         where to keep it for good.
         """
-    static let arguments = [ArgumentSpec(name: "<shell>", help: "bash, zsh or fish.")]
+    static let arguments = [ArgumentSpec(name: "<shell>", help: "bash, zsh or fish.", values: CommandTree.shells)]
     static let options: [OptionSpec] = []
 
     var shell: String

@@ -34,6 +34,6 @@ package struct CommandTree {
 
     /// What a positional argument may be completed with.
     static func argumentWords(of command: any CommandSpec.Type) -> [String] {
-        command.path == ["completion"] ? shells : []
+        command.arguments.flatMap(\.values)
     }
 }

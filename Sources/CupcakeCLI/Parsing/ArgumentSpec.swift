@@ -6,6 +6,8 @@ package struct ArgumentSpec: Sendable {
     package var help: String
     /// Whether it may be left out (shown in brackets).
     package var optional: Bool = false
+    /// The words a shell may offer for it (none: anything).
+    package var values: [String] = []
 
     /// The usage form: `<id>` or `[-]`.
     var usage: String { optional ? "[\(name)]" : name }

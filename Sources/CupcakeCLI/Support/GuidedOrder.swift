@@ -44,19 +44,20 @@ struct GuidedOrder {
             order.addSprinkles = sprinkles
         }
         console.err(saved == nil ? "Delivery address:\n" : "Delivery address (Enter keeps the saved one):\n")
-        let fields: [(String, WritableKeyPath<Order, String>, String?)] = [
-            ("Name", \.name, saved?.name),
-            ("Street address", \.streetAddress, saved?.streetAddress),
-            ("City", \.city, saved?.city),
-            ("ZIP", \.zip, saved?.zip),
+        // The label asked, the field, its wire key (as validation names it), the saved value.
+        let fields: [(String, WritableKeyPath<Order, String>, String, String?)] = [
+            ("Name", \.name, "name", saved?.name),
+            ("Street address", \.streetAddress, "streetAddress", saved?.streetAddress),
+            ("City", \.city, "city", saved?.city),
+            ("ZIP", \.zip, "zip", saved?.zip),
         ]
-        for (label, field, kept) in fields {
+        for (label, field, wireKey, kept) in fields {
             var rule = ""
             let answer = question("  \(label)", keeping: kept.flatMap { $0.isEmpty ? nil : $0 }, hint: { rule }) {
                 text in
                 var trial = order
                 trial[keyPath: field] = text
-                let issue = trial.validate().first { $0.field == Self.wireKey(field) }
+                let issue = trial.validate().first { $0.field == wireKey }
                 rule = issue.map { "  \(label) \($0.rule)." } ?? ""
                 return issue == nil ? trial[keyPath: field] : nil
             }
@@ -77,15 +78,6 @@ struct GuidedOrder {
     private static let typeHint =
         "Please answer 1 to \(CakeType.allCases.count), or a name: "
         + CakeType.allCases.map { $0.name.lowercased() }.joined(separator: ", ") + "."
-
-    private static func wireKey(_ field: WritableKeyPath<Order, String>) -> String {
-        switch field {
-        case \Order.name: "name"
-        case \Order.streetAddress: "streetAddress"
-        case \Order.city: "city"
-        default: "zip"
-        }
-    }
 
     private func yesOrNo(_ prompt: String, keeping: Bool, showDefault: Bool = true) -> Bool? {
         question(

@@ -72,7 +72,11 @@ import Testing
                 guard let id = entry.acknowledgedID else { continue }
                 acknowledged += 1
                 let stored = try RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes/\(id)")
-                #expect(stored.status == 200, "acknowledged order \(id) lost after kill \(round + 1)")
+                // When no answer came (status 0), say whether the request reached the server at all.
+                #expect(
+                    stored.status == 200,
+                    "acknowledged order \(id) lost after kill \(round + 1); the server logged the GET: "
+                        + "\(server.log.contains("GET /api/cupcakes/\(id) ")) (status 0: no answer)")
                 #expect(
                     (stored.json?["data"] as? [String: Any])?["name"] as? String
                         == entry.body.components(separatedBy: "\"name\":\"")[1].components(separatedBy: "\"")[0])

@@ -1,3 +1,4 @@
+import CupcakeCheckout
 import CupcakeDomain
 import Foundation
 
@@ -60,13 +61,19 @@ public enum CommandLineTool {
         StandardDescriptors.reserve()
     }
 
-    /// Runs the command line on a task and blocks the calling thread until it is done; for the
-    /// `cupcake` executable's synchronous `main`.
+    /// Runs the command line on a task whose jobs run on the calling thread, and returns when it
+    /// is done; for the `cupcake` executable's synchronous `main`. A one-shot command starts no
+    /// thread (see ``CallingThreadExecutor``), and `serve` hands over to `cupcake-server` from
+    /// the main thread.
     public static func runAndWait(_ arguments: [String], console: Console) -> Int32 {
-        runAndWait(arguments, console: console, serverSide: ServerExecutable())
+        CallingThreadExecutor.run {
+            await run(arguments, console: console, serverSide: ServerExecutable())
+        }
     }
 
-    /// The same, with `serve` and `backup` run by `serverSide`.
+    /// Runs the command line on a task on the global executor and blocks the calling thread
+    /// until it is done, with `serve` and `backup` run by `serverSide` (`cupcake-server`, whose
+    /// server needs the runtime's threads).
     package static func runAndWait(_ arguments: [String], console: Console, serverSide: any ServerSide) -> Int32 {
         final class Outcome: @unchecked Sendable {
             // Safe: written once by the task before `done` is signalled, read after the wait.

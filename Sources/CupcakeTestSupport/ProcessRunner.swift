@@ -35,10 +35,12 @@ public enum ProcessRunner {
         )
     }
 
-    /// Runs any executable; standard input is `/dev/null` when none is given.
+    /// Runs any executable; standard input is `/dev/null` when none is given. `whileRunning`,
+    /// when given, is called with the process id once the process has started (and its input is
+    /// written), before waiting for it to end.
     public static func run(
         _ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:],
-        timeout: Double = 60
+        timeout: Double = 60, whileRunning: ((Int32) -> Void)? = nil
     ) throws -> Result {
         let process = Process()
         process.executableURL = executable
@@ -55,6 +57,7 @@ public enum ProcessRunner {
             try? inPipe.fileHandleForWriting.write(contentsOf: stdin)
             try? inPipe.fileHandleForWriting.close()
         }
+        whileRunning?(process.processIdentifier)
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline {
             usleep(5_000)

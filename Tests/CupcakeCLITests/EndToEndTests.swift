@@ -84,6 +84,29 @@ import Testing
         }
     }
 
+    /// A one-shot order runs on the main thread alone (`CallingThreadExecutor`): no thread is
+    /// started, not even while the request is out, and the order is placed.
+    @Test func aOneShotOrderRunsOnTheMainThreadAlone() throws {
+        let endpoint = try ScriptedEndpoint([ScriptedEndpoint.Answer(status: 201, delay: 1)])
+        let directory = try TemporaryDirectory()
+        let environment = ["XDG_CONFIG_HOME": directory.path("config"), "XDG_DATA_HOME": directory.path("data")]
+        var threads: [Int] = []
+        let result = try ProcessRunner.run(
+            ProcessRunner.cupcakeExecutable,
+            ["order", "--name", "Taylor", "--street", "1 Main St", "--city", "Nashville", "--zip", "37201"]
+                + ["--retries", "0", "--endpoint", endpoint.endpoint],
+            environment: environment
+        ) { pid in
+            // While the answer is held back (one second), count the process's threads.
+            for _ in 0..<200 where endpoint.requests.isEmpty { usleep(5_000) }
+            let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
+            threads.append(tasks?.count ?? 0)
+        }
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(endpoint.requests.count == 1)
+        #expect(threads == [1], "threads while the request was out: \(threads)")
+    }
+
     /// `cupcake serve` runs in cupcake-server; a `cupcake` copied alone says what is missing.
     @Test func serveWithoutCupcakeServerSaysSo() throws {
         let directory = try TemporaryDirectory()

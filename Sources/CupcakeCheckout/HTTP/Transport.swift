@@ -116,7 +116,8 @@ final class Transport: Sendable {
         case fatal(CheckoutError)
     }
 
-    /// One exchange, on a thread of its own (libcurl blocks), within the configured deadline.
+    /// One exchange within the configured deadline: on this thread when it is a
+    /// ``CallingThreadExecutor``'s, else on a thread of its own (libcurl blocks).
     private func attempt(_ request: OutgoingRequest, limit: Int, destination: URL?) async -> Outcome {
         let endpoint = Self.display(request.url)
         let timeout = configuration.timeoutSeconds
@@ -133,11 +134,19 @@ final class Transport: Sendable {
         }
         defer { if let descriptor { close(descriptor) } }
         let fileDescriptor = descriptor
-        let result = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { [exchange] in
-                continuation.resume(
-                    returning: exchange.perform(
-                        request, timeout: timeout, limit: limit, destination: fileDescriptor, caFile: caFile))
+        let result: Result<CurlExchange.Reply, CurlExchange.Failure>
+        if CallingThreadExecutor.isCurrentThread {
+            // This thread runs this task and nothing else: wait for libcurl right here.
+            result = exchange.perform(
+                request, timeout: timeout, limit: limit, destination: fileDescriptor, caFile: caFile)
+        } else {
+            // Not on a thread of the runtime's pool, which must not block.
+            result = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { [exchange] in
+                    continuation.resume(
+                        returning: exchange.perform(
+                            request, timeout: timeout, limit: limit, destination: fileDescriptor, caFile: caFile))
+                }
             }
         }
         switch result {

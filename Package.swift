@@ -77,7 +77,17 @@ let package = Package(
             // no relocations to apply to the binary's own data (about 70,000 with the Swift
             // runtime and Foundation linked in), a quarter of `cupcake price`'s start-up.
             // Libraries, heap and stack are still placed at random.
-            linkerSettings: [.unsafeFlags(["-Xclang-linker", "-no-pie"], .when(configuration: .release))]),
+            //
+            // And the C++ runtime that the static Swift runtime needs is linked in from gcc's
+            // static libstdc++ (Linking/libstdc++.so is a linker script that names libstdc++.a)
+            // rather than loaded as libstdc++.so.6: 0.5 ms of every start. Its symbols stay
+            // private to the executable (the static runtime's link hides every archive's), and
+            // nothing the client loads (libcurl and its libraries) uses libstdc++.
+            linkerSettings: [
+                .unsafeFlags(
+                    ["-Xclang-linker", "-no-pie", "-L\(Context.packageDirectory)/Linking"],
+                    .when(configuration: .release))
+            ]),
         .executableTarget(name: "cupcake-server", dependencies: ["CupcakeServerCommands"]),
         // Benchmark tooling: bulk-loads generated orders into a database (scripts/bench).
         .executableTarget(

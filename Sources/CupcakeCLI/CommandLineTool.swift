@@ -167,7 +167,7 @@ public enum CommandLineTool {
             let names = missing.map { "'\($0.key) \($0.valueName ?? "")'" }.joined(separator: ", ")
             throw .usage("Missing expected argument\(missing.count == 1 ? "" : "s") \(names).", command.commandPath)
         }
-        guard let body = command as? any CommandBody.Type else {
+        guard let body = command.body else {
             try await serverSide.run(command, parsed, words: arguments, console: console)
             return
         }

@@ -136,7 +136,7 @@ public struct CheckoutConfiguration: Sendable, Equatable {
         if let path = flags.config ?? environment["CUPCAKE_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
             file = URL(fileURLWithPath: path)
         } else {
-            let candidate = userConfigDirectory.appendingPathComponent("config.json")
+            let candidate = userConfigDirectory.appendingPathComponent("config.json", isDirectory: false)
             file = FileManager.default.fileExists(atPath: candidate.path) ? candidate : nil
         }
         if let file { try configuration.apply(file: file) }

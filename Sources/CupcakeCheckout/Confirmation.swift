@@ -61,7 +61,16 @@ public struct Confirmation: Sendable, Equatable, Encodable {
         return Confirmation(
             order: echoed, id: TerminalText.escaped(id), createdAt: TerminalText.escaped(createdAt), costCents: cost,
             currency: TerminalText.escaped(body["currency"] as? String ?? "USD"), receiptToken: token,
-            isFavorite: body["isFavorite"] as? Bool ?? false)
+            isFavorite: isTrue(body["isFavorite"]))
+    }
+
+    /// Whether a value from JSONSerialization is the boolean `true`. (It arrives as an NSNumber;
+    /// `as? Bool` bridges through a protocol the Swift runtime has to look up, a noticeable part
+    /// of a one-shot `cupcake order`.)
+    static func isTrue(_ value: Any?) -> Bool {
+        guard let number = value as? NSNumber else { return false }
+        let code = String(cString: number.objCType)
+        return (code == "c" || code == "B") && number.boolValue
     }
 
     /// The answer's start, for messages: at most 80 characters on one line.

@@ -10,7 +10,8 @@ public enum PrivateFiles {
     /// - Throws: the reason, as `strerror` gives it.
     public static func create(beside final: URL) throws(FileError) -> URL {
         let folder = final.deletingLastPathComponent()
-        let partial = folder.appendingPathComponent(".\(final.lastPathComponent).part-\(UUID().uuidString)")
+        let partial = folder.appendingPathComponent(
+            ".\(final.lastPathComponent).part-\(UUID().uuidString)", isDirectory: false)
         let descriptor = open(partial.path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw FileError(path: final.path) }
         close(descriptor)
@@ -42,9 +43,20 @@ public enum PrivateFiles {
     public static func makeFolder(_ folder: URL) throws(FileError) {
         // mkdir(2) a component at a time, so a failure names its reason (ENOTDIR, EACCES, ...)
         // rather than Foundation's "NSCocoaErrorDomain error 512".
-        var path = folder.path.hasPrefix("/") ? "" : "."
-        for component in folder.path.split(separator: "/") {
-            path += "/" + component
+        // Built a character at a time (splitting into substrings had the Swift runtime look up
+        // types on a one-shot command's first receipt).
+        let full = folder.path
+        var path = full.hasPrefix("/") ? "" : "."
+        var component = ""
+        for character in full + "/" {
+            guard character == "/" else {
+                component.append(character)
+                continue
+            }
+            guard !component.isEmpty else { continue }
+            path += "/"
+            path += component
+            component = ""
             if mkdir(path, 0o700) != 0 && errno != EEXIST {
                 throw FileError(path: path)
             }

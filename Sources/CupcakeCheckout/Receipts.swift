@@ -56,8 +56,8 @@ public struct Receipts: Sendable {
 
     /// The receipts in `directory` (`$XDG_DATA_HOME/cupcake`).
     public init(directory: URL) {
-        file = directory.appendingPathComponent("receipts.jsonl")
-        legacyFile = directory.appendingPathComponent("receipts.json")
+        file = directory.appendingPathComponent("receipts.jsonl", isDirectory: false)
+        legacyFile = directory.appendingPathComponent("receipts.json", isDirectory: false)
     }
 
     /// Every receipt kept, oldest first; none when there are none. A line that is not a receipt

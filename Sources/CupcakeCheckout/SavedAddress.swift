@@ -40,7 +40,7 @@ public struct SavedAddress: Sendable, Equatable, Codable {
 
     /// The file it lives in.
     public static func file(in directory: URL) -> URL {
-        directory.appendingPathComponent("address.json")
+        directory.appendingPathComponent("address.json", isDirectory: false)
     }
 
     /// Loads the saved address, or `nil` when none is saved.

@@ -37,7 +37,10 @@ struct OrderFastDecoder {
         var street: String??
         var city: String??
         var zip: String??
-        var seenUnknown: Set<[UInt8]> = []
+        // Other keys (an answer's id, createdAt, ...) are skipped, each once: a repeat, or more
+        // than 16 of them, goes to the full decoder. (An array and not a set: no type for the
+        // Swift runtime to look up on a one-shot command's first order.)
+        var seenUnknown: [[UInt8]] = []
         skipSpace()
         if !take(UInt8(ascii: "}")) {
             while true {
@@ -77,7 +80,9 @@ struct OrderFastDecoder {
                     guard zip == nil, let text = Self.optionalString(value) else { return nil }
                     zip = .some(text)
                 default:
-                    guard seenUnknown.insert(Array(key.utf8)).inserted else { return nil }
+                    let bytes = Array(key.utf8)
+                    guard seenUnknown.count < 16, !seenUnknown.contains(bytes) else { return nil }
+                    seenUnknown.append(bytes)
                 }
                 skipSpace()
                 if take(UInt8(ascii: ",")) { continue }

@@ -221,6 +221,24 @@ enum FreePort {
         #expect(io.stdout.contains(createdAt))
     }
 
+    /// `isFavorite` is believed only as the boolean `true` (`order --json` shows it).
+    @Test(arguments: [
+        (#","isFavorite":true"#, true), (#","isFavorite":false"#, false), (#","isFavorite":1"#, false),
+        (#","isFavorite":"true""#, false), (#","isFavorite":null"#, false), ("", false),
+    ])
+    func isFavoriteIsReadOnlyAsTrue(field: String, favourite: Bool) throws {
+        let sent = Order(
+            type: 2, quantity: 5, specialRequestEnabled: true, extraFrosting: true, name: "Taylor",
+            streetAddress: "1 Main St", city: "Nashville",
+            zip: "37201")
+        let answer =
+            String(decoding: sent.wireJSON.dropLast(), as: UTF8.self)
+            + #","id":"7","createdAt":"2026-12-02T10:00:00.123Z""# + field + "}"
+        let confirmation = try Confirmation.decode(Data(answer.utf8), sent: sent)
+        #expect(confirmation.isFavorite == favourite)
+        #expect(confirmation.id == "7")
+    }
+
     @Test func aTerminalShowsPlacingOrderAndPipesShowNothing() throws {
         let server = try TestServer()
         let home = try TemporaryDirectory()

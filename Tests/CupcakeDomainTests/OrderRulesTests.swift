@@ -98,7 +98,17 @@ import Testing
         #expect(CakeType(argument: text) == type)
     }
 
-    @Test(arguments: ["4", "-1", "mint", ""])
+    /// Every cake's own name and index parse back to it, with spaces around and in any case.
+    @Test(arguments: CakeType.allCases)
+    func everyCakeTypeParsesByItsNameAndIndex(type: CakeType) {
+        for text in [
+            type.name, type.name.uppercased(), " \(type.name.lowercased())\t", "\(type.rawValue)", " \(type.rawValue) ",
+        ] {
+            #expect(CakeType(argument: text) == type, "\(text)")
+        }
+    }
+
+    @Test(arguments: ["4", "-1", "mint", "", "   ", "choco late"])
     func unknownCakeTypesDoNotParse(text: String) {
         #expect(CakeType(argument: text) == nil)
     }

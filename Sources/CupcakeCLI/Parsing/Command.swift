@@ -12,6 +12,10 @@ package protocol CommandSpec: Sendable {
     static var options: [OptionSpec] { get }
     /// Its positional arguments, in order.
     static var arguments: [ArgumentSpec] { get }
+    /// What runs it in this executable: itself when it is a ``CommandBody``, else `nil` (`serve`
+    /// and `backup`, which `cupcake-server` runs). Chosen when the type is compiled, so the
+    /// runtime has no conformance to look up.
+    static var body: (any CommandBody.Type)? { get }
 }
 
 /// How a subcommand checks its arguments and does its work. Parse, then validate (`init`), then
@@ -28,7 +32,12 @@ package protocol CommandBody: Sendable {
 package typealias Command = CommandSpec & CommandBody
 
 extension CommandSpec {
+    package static var body: (any CommandBody.Type)? { nil }
     package static var discussion: String? { nil }
     package static var arguments: [ArgumentSpec] { [] }
     static var commandPath: CommandPath { CommandPath(words: path) }
+}
+
+extension CommandSpec where Self: CommandBody {
+    package static var body: (any CommandBody.Type)? { self }
 }

@@ -2,27 +2,28 @@ import Foundation
 
 /// Where cupcake's per-user files live, following the XDG base directory spec.
 package enum ConfigFiles {
-    /// `$XDG_CONFIG_HOME/cupcake` (default `~/.config/cupcake`).
+    /// `$XDG_CONFIG_HOME/cupcake` (default `~/.config/cupcake`). (Every path here is appended with
+    /// `isDirectory` given, so Foundation does not stat(2) the file system to find out.)
     package static func directory(environment: [String: String]) -> URL {
         if let config = environment["XDG_CONFIG_HOME"], !config.isEmpty {
-            return URL(fileURLWithPath: config).appendingPathComponent("cupcake")
+            return URL(fileURLWithPath: config).appendingPathComponent("cupcake", isDirectory: true)
         }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return URL(fileURLWithPath: home).appendingPathComponent(".config/cupcake")
+        return URL(fileURLWithPath: home).appendingPathComponent(".config/cupcake", isDirectory: true)
     }
 
     /// `$XDG_DATA_HOME/cupcake` (default `~/.local/share/cupcake`): receipts.
     package static func dataDirectory(environment: [String: String]) -> URL {
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
-            return URL(fileURLWithPath: data).appendingPathComponent("cupcake")
+            return URL(fileURLWithPath: data).appendingPathComponent("cupcake", isDirectory: true)
         }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/cupcake")
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/cupcake", isDirectory: true)
     }
 
     /// A file in that directory, if it exists.
     package static func userFile(named name: String, environment: [String: String]) -> URL? {
-        let url = directory(environment: environment).appendingPathComponent(name)
+        let url = directory(environment: environment).appendingPathComponent(name, isDirectory: false)
         return FileManager.default.fileExists(atPath: url.path) ? url : nil
     }
 }

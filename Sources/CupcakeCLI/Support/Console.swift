@@ -42,10 +42,27 @@ public struct Console: Sendable {
             readInput: { FileHandle.standardInput.readDataToEndOfFile() },
             inputIsTerminal: isatty(STDIN_FILENO) == 1,
             errorIsTerminal: isatty(STDERR_FILENO) == 1,
-            out: { text in try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8)) },
-            err: { text in try? FileHandle.standardError.write(contentsOf: Data(text.utf8)) },
+            out: { text in write(text, to: STDOUT_FILENO) },
+            err: { text in write(text, to: STDERR_FILENO) },
             environment: processEnvironment()
         )
+    }
+
+    /// Writes all of `text` to `descriptor` with write(2), again after a signal interrupts it;
+    /// stops at an error (a closed pipe: the reader is gone). What `FileHandle.write` did, without
+    /// its generic path, whose types the Swift runtime looked up on the first line written.
+    private static func write(_ text: String, to descriptor: Int32) {
+        var text = text
+        text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return }
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else { return }
+                offset += written
+            }
+        }
     }
 
     /// The environment read straight from `environ` (ProcessInfo's copy costs a noticeable part

@@ -33,8 +33,9 @@ package final class CallingThreadExecutor: TaskExecutor {
     private let queue = Mutex(Queue())
     private let wake = DispatchSemaphore(value: 0)
 
-    /// The threads inside ``run(_:)`` now (as `pthread_self()` numbers).
-    private static let threads = Mutex<Set<UInt>>([])
+    /// The threads inside ``run(_:)`` now (as `pthread_self()` numbers; a few at most, so an
+    /// array, which unlike a set needs no type lookup by the runtime at start-up).
+    private static let threads = Mutex<[UInt]>([])
 
     private init() {}
 
@@ -45,8 +46,12 @@ package final class CallingThreadExecutor: TaskExecutor {
         let executor = CallingThreadExecutor()
         let result = Mutex<Value?>(nil)
         let thread = UInt(pthread_self())
-        threads.withLock { _ = $0.insert(thread) }
-        defer { threads.withLock { _ = $0.remove(thread) } }
+        threads.withLock { $0.append(thread) }
+        defer {
+            threads.withLock { threads in
+                if let index = threads.firstIndex(of: thread) { threads.remove(at: index) }
+            }
+        }
         Task(executorPreference: executor) {
             let value = await operation()
             result.withLock { $0 = value }

@@ -154,21 +154,37 @@ final class CurlExchange: @unchecked Sendable {
         guard let data, let context else { return 0 }
         let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
         let bytes = size * count
-        // Trimmed as bytes: Foundation's trimmingCharacters goes through NSString, which cost
-        // more than the rest of reading the answer.
-        let raw = UnsafeRawBufferPointer(start: data, count: bytes)
+        // Read as plain bytes, in loops the compiler specializes: Foundation's trimming went
+        // through NSString, and the generic slicing and splitting it was replaced with cost the
+        // Swift runtime a type lookup each on the first answer (docs/PERFORMANCE.md, section 2).
+        let raw = UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: bytes)
         let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
-        guard let first = raw.firstIndex(where: { !blank($0) }), let last = raw.lastIndex(where: { !blank($0) })
-        else { return bytes }
-        let line = raw[first...last]
-        if line.starts(with: "HTTP/".utf8) {
-            let parts = line.split(separator: 0x20)
-            sink.status = parts.count > 1 ? Int(String(decoding: parts[1], as: UTF8.self)) ?? 0 : 0
+        var start = 0
+        var end = raw.count
+        while start < end, blank(raw[start]) { start += 1 }
+        while end > start, blank(raw[end - 1]) { end -= 1 }
+        guard start < end else { return bytes }
+        let line = UnsafeBufferPointer(rebasing: raw[start..<end])
+        if line.count >= 5, line[0] == 0x48, line[1] == 0x54, line[2] == 0x54, line[3] == 0x50, line[4] == 0x2F {
+            // "HTTP/1.1 201 Created": the three digits after the first space.
+            var index = 0
+            while index < line.count, line[index] != 0x20 { index += 1 }
+            while index < line.count, line[index] == 0x20 { index += 1 }
+            var status = 0
+            var digits = 0
+            while index < line.count, digits < 3, line[index] >= 0x30, line[index] <= 0x39 {
+                status = status * 10 + Int(line[index] - 0x30)
+                index += 1
+                digits += 1
+            }
+            sink.status = digits == 3 ? status : 0
             sink.headers = [:]
         } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
-            let value = line[(colon + 1)...].drop(while: blank)
-            sink.headers[String(decoding: line[..<colon], as: UTF8.self).lowercased()] =
-                String(decoding: value, as: UTF8.self)
+            var value = colon + 1
+            while value < line.count, blank(line[value]) { value += 1 }
+            let name = String(decoding: UnsafeBufferPointer(rebasing: line[..<colon]), as: UTF8.self)
+            sink.headers[name.lowercased()] = String(
+                decoding: UnsafeBufferPointer(rebasing: line[value...]), as: UTF8.self)
         }
         return bytes
     }

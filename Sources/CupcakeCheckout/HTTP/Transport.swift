@@ -141,13 +141,8 @@ final class Transport: Sendable {
                 request, timeout: timeout, limit: limit, destination: fileDescriptor, caFile: caFile)
         } else {
             // Not on a thread of the runtime's pool, which must not block.
-            result = await withCheckedContinuation { continuation in
-                DispatchQueue.global().async { [exchange] in
-                    continuation.resume(
-                        returning: exchange.perform(
-                            request, timeout: timeout, limit: limit, destination: fileDescriptor, caFile: caFile))
-                }
-            }
+            result = await performOnAnotherThread(
+                request, timeout: timeout, limit: limit, destination: fileDescriptor, caFile: caFile)
         }
         switch result {
         case .success(let reply):
@@ -159,6 +154,22 @@ final class Transport: Sendable {
         case .failure(let failure):
             let error = Self.failure(failure, endpoint: endpoint, timeout: timeout)
             return error.code == .configuration ? .fatal(error) : .failed(error)
+        }
+    }
+
+    /// One exchange on a thread of the global queue, awaited. A function of its own, so that
+    /// a one-shot command (which never comes here) does not have the runtime make the
+    /// continuation's types.
+    @inline(never)
+    private func performOnAnotherThread(
+        _ request: OutgoingRequest, timeout: Double, limit: Int, destination: Int32?, caFile: String?
+    ) async -> Result<CurlExchange.Reply, CurlExchange.Failure> {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { [exchange] in
+                continuation.resume(
+                    returning: exchange.perform(
+                        request, timeout: timeout, limit: limit, destination: destination, caFile: caFile))
+            }
         }
     }
 

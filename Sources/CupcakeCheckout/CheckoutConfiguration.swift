@@ -137,7 +137,7 @@ public struct CheckoutConfiguration: Sendable, Equatable {
             file = URL(fileURLWithPath: path)
         } else {
             let candidate = userConfigDirectory.appendingPathComponent("config.json", isDirectory: false)
-            file = FileManager.default.fileExists(atPath: candidate.path) ? candidate : nil
+            file = PrivateFiles.exists(candidate) ? candidate : nil
         }
         if let file { try configuration.apply(file: file) }
         if let endpoint = environment["CUPCAKE_ENDPOINT"], !endpoint.isEmpty {

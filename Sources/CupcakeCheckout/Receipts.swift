@@ -67,14 +67,14 @@ public struct Receipts: Sendable {
     public func all() throws(CheckoutError) -> [Receipt] {
         var receipts: [Receipt] = []
         let decoder = JSONDecoder()
-        if FileManager.default.fileExists(atPath: legacyFile.path) {
+        if PrivateFiles.exists(legacyFile) {
             do {
                 receipts = try decoder.decode([Receipt].self, from: Data(contentsOf: legacyFile))
             } catch {
                 throw CheckoutError(.configuration, "The receipts file \(legacyFile.path) is unreadable.")
             }
         }
-        guard FileManager.default.fileExists(atPath: file.path) else { return receipts }
+        guard PrivateFiles.exists(file) else { return receipts }
         let data: Data
         do {
             data = try Data(contentsOf: file)

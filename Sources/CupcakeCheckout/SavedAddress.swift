@@ -48,7 +48,7 @@ public struct SavedAddress: Sendable, Equatable, Codable {
     /// - Throws: ``CheckoutError`` (configuration) when the file exists but cannot be read.
     public static func load(from directory: URL) throws(CheckoutError) -> SavedAddress? {
         let url = file(in: directory)
-        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        guard PrivateFiles.exists(url) else { return nil }
         do {
             let data = try Data(contentsOf: url)
             return try JSONDecoder().decode(SavedAddress.self, from: data)
@@ -79,7 +79,7 @@ public struct SavedAddress: Sendable, Equatable, Codable {
     @discardableResult
     public static func clear(in directory: URL) throws(CheckoutError) -> Bool {
         let url = file(in: directory)
-        guard FileManager.default.fileExists(atPath: url.path) else { return false }
+        guard PrivateFiles.exists(url) else { return false }
         do {
             try FileManager.default.removeItem(at: url)
             return true

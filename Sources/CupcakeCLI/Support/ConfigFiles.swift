@@ -1,3 +1,4 @@
+import CupcakeCheckout
 import Foundation
 
 /// Where cupcake's per-user files live, following the XDG base directory spec.
@@ -24,6 +25,6 @@ package enum ConfigFiles {
     /// A file in that directory, if it exists.
     package static func userFile(named name: String, environment: [String: String]) -> URL? {
         let url = directory(environment: environment).appendingPathComponent(name, isDirectory: false)
-        return FileManager.default.fileExists(atPath: url.path) ? url : nil
+        return PrivateFiles.exists(url) ? url : nil
     }
 }

@@ -80,6 +80,18 @@ extension Order {
 }
 
 extension Order {
+    /// Reads an endpoint's answer the quick way when it is one flat JSON object: the order's
+    /// keys and up to 16 others, all scalars, each key once, no escapes in strings. Returns the
+    /// order and the other keys' values, or `nil` when the answer is anything else (read it in
+    /// full then); what this accepts, ``decode(json:)`` decodes to the same order.
+    public static func decodeFlat(json bytes: UnsafeBufferPointer<UInt8>) -> (
+        order: Order, others: [(key: String, value: JSONScalar)]
+    )? {
+        OrderFastDecoder.decodeWithOthers(bytes).map { (order: $0.0, others: $0.1) }
+    }
+}
+
+extension Order {
     /// Writes the nine wire keys, in the app's order, into an open object (the same keys as
     /// ``CodingKeys``, without `JSONEncoder`'s cost).
     public func writeFields(_ writer: inout JSONWriter) {

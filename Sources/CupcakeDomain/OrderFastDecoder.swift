@@ -7,6 +7,8 @@
 struct OrderFastDecoder {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
+    /// The keys besides the order's, with their values, in the order read.
+    private(set) var others: [(key: String, value: JSONScalar)] = []
 
     /// Decodes `data`, or returns `nil` to ask for the full decoder.
     static func decode(_ data: UnsafeBufferPointer<UInt8>) -> Order? {
@@ -14,16 +16,19 @@ struct OrderFastDecoder {
         return decoder.object()
     }
 
+    /// Decodes `data` and returns the other keys' values too (an endpoint's answer: the order
+    /// with its id and the rest), or `nil` to ask for a full reader.
+    static func decodeWithOthers(_ data: UnsafeBufferPointer<UInt8>) -> (Order, [(key: String, value: JSONScalar)])? {
+        var decoder = OrderFastDecoder(bytes: data)
+        guard let order = decoder.object() else { return nil }
+        return (order, decoder.others)
+    }
+
     private init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
     }
 
-    private enum Value {
-        case integer(Int)
-        case bool(Bool)
-        case null
-        case string(String)
-    }
+    private typealias Value = JSONScalar
 
     private mutating func object() -> Order? {
         skipSpace()
@@ -37,10 +42,10 @@ struct OrderFastDecoder {
         var street: String??
         var city: String??
         var zip: String??
-        // Other keys (an answer's id, createdAt, ...) are skipped, each once: a repeat, or more
-        // than 16 of them, goes to the full decoder. (An array and not a set: no type for the
-        // Swift runtime to look up on a one-shot command's first order.)
-        var seenUnknown: [[UInt8]] = []
+        // Other keys (an answer's id, createdAt, ...) are kept aside, each once: a repeat, or
+        // more than 16 of them, goes to the full decoder. (An array and not a set: no type for
+        // the Swift runtime to look up on a one-shot command's first order.)
+        others = []
         skipSpace()
         if !take(UInt8(ascii: "}")) {
             while true {
@@ -80,9 +85,8 @@ struct OrderFastDecoder {
                     guard zip == nil, let text = Self.optionalString(value) else { return nil }
                     zip = .some(text)
                 default:
-                    let bytes = Array(key.utf8)
-                    guard seenUnknown.count < 16, !seenUnknown.contains(bytes) else { return nil }
-                    seenUnknown.append(bytes)
+                    guard others.count < 16, !others.contains(where: { $0.key == key }) else { return nil }
+                    others.append((key, value))
                 }
                 skipSpace()
                 if take(UInt8(ascii: ",")) { continue }

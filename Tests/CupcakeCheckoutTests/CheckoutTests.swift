@@ -239,6 +239,55 @@ enum FreePort {
         #expect(confirmation.id == "7")
     }
 
+    /// Answers the quick reader takes (flat objects) and ones it leaves to JSONSerialization:
+    /// both ways give the same confirmation, or the same error.
+    static let answers: [(fields: String, flat: Bool)] = [
+        (#""id":"7","createdAt":"2026-12-02T10:00:00.123Z""#, true),
+        (#""id":42,"createdAt":"2026-12-02T10:00:00Z","costCents":1700,"currency":"EUR""#, true),
+        (#""id":-3,"createdAt":"2026-12-02T10:00:00Z","costCents":true,"currency":5"#, true),
+        (#""id":true,"createdAt":"2026-12-02T10:00:00Z""#, true),
+        (#""id":"","createdAt":"2026-12-02T10:00:00Z""#, true),
+        (#""id":null,"createdAt":"2026-12-02T10:00:00Z""#, true),
+        (#""id":"7","createdAt":"yesterday""#, true),
+        (#""id":"7""#, true),
+        (#""id":"7","createdAt":"2026-12-02T10:00:00Z","receiptToken":"rct_abc","isFavorite":true"#, true),
+        (#""id":"7","createdAt":"2026-12-02T10:00:00Z","receiptToken":"two words","isFavorite":1"#, true),
+        (#""id":"7","createdAt":"2026-12-02T10:00:00Z","receiptToken":7,"costCents":null,"note":"x""#, true),
+        (#""id":"7","createdAt":"2026-12-02T10:00:00Z","costCents":12.5"#, false),
+        (#""id":"\u0037","createdAt":"2026-12-02T10:00:00Z""#, false),
+        (#""id":"7","id":"8","createdAt":"2026-12-02T10:00:00Z""#, false),
+        (#""id":"7","createdAt":"2026-12-02T10:00:00Z","extra":{"a":1}"#, false),
+        (
+            (0..<17).map { #""k\#($0)":\#($0)"# }.joined(separator: ",")
+                + #","id":"7","createdAt":"2026-12-02T10:00:00Z""#, false
+        ),
+    ]
+
+    @Test(arguments: answers)
+    func theQuickReadingOfAnAnswerAgreesWithTheFullOne(fields: String, flat: Bool) throws {
+        let sent = Order(
+            type: 2, quantity: 5, specialRequestEnabled: true, extraFrosting: true, name: "Taylor",
+            streetAddress: "1 Main St", city: "Nashville", zip: "37201")
+        let answer = Data((String(decoding: sent.wireJSON.dropLast(), as: UTF8.self) + "," + fields + "}").utf8)
+        #expect((answer.withUnsafeBytes { Order.decodeFlat(json: $0.bindMemory(to: UInt8.self)) } != nil) == flat)
+        let quick = Result { () throws(CheckoutError) in try Confirmation.decode(answer, sent: sent, quick: true) }
+        let full = Result { () throws(CheckoutError) in try Confirmation.decode(answer, sent: sent, quick: false) }
+        #expect(quick == full)
+        // And a different order is refused either way.
+        var other = sent
+        other.quantity = 6
+        #expect(throws: CheckoutError.self) { try Confirmation.decode(answer, sent: other, quick: true) }
+    }
+
+    /// reqres may wrap the order in "data": read in full, the fields from inside.
+    @Test func aWrappedAnswerIsReadInFull() throws {
+        let sent = Order(type: 1, quantity: 4, name: "A", streetAddress: "B", city: "C", zip: "D")
+        let inner = String(decoding: sent.wireJSON.dropLast(), as: UTF8.self)
+        let answer = Data((#"{"data":"# + inner + #","id":"9","createdAt":"2026-12-02T10:00:00Z"}}"#).utf8)
+        let confirmation = try Confirmation.decode(answer, sent: sent)
+        #expect(confirmation.id == "9")
+    }
+
     @Test func aTerminalShowsPlacingOrderAndPipesShowNothing() throws {
         let server = try TestServer()
         let home = try TemporaryDirectory()

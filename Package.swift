@@ -80,7 +80,7 @@ let package = Package(
             //
             // And the C++ runtime that the static Swift runtime needs is linked in from gcc's
             // static libstdc++ (Linking/libstdc++.so is a linker script that names libstdc++.a)
-            // rather than loaded as libstdc++.so.6: 0.5 ms of every start. Its symbols stay
+            // rather than loaded as libstdc++.so.6: about 0.3 ms of every start. Its symbols stay
             // private to the executable (the static runtime's link hides every archive's), and
             // nothing the client loads (libcurl and its libraries) uses libstdc++.
             linkerSettings: [

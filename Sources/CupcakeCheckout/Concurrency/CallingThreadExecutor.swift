@@ -11,7 +11,7 @@ import Synchronization
 /// Why: a one-shot command (`cupcake order`) is one task that mostly waits for one request. On
 /// the global executor the task starts the runtime's worker threads, and the answer hops from the
 /// request's thread to a worker and then to the main thread waiting for the exit status; measured
-/// side by side that was about 1.2 ms of a 13 ms `cupcake order` (docs/PERFORMANCE.md). Here the
+/// side by side that was about 0.8 ms of a 12.5 ms `cupcake order` (docs/PERFORMANCE.md). Here the
 /// main thread runs the task itself, and a request made while it does blocks that thread
 /// (`Transport` asks ``isCurrentThread``): no thread is started at all.
 ///

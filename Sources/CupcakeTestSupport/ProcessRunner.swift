@@ -12,8 +12,18 @@ public enum ProcessRunner {
         public var stderr: String
     }
 
-    /// The `cupcake` executable that `swift build` put beside the test bundle.
+    /// Whether the tests run against a `cupcake` named by `CUPCAKE_TEST_CLIENT` (scripts/test
+    /// runs the end-to-end suites a second time against the release build the README names).
+    public static var testsReleaseClient: Bool {
+        !(ProcessInfo.processInfo.environment["CUPCAKE_TEST_CLIENT"] ?? "").isEmpty
+    }
+
+    /// The `cupcake` executable under test: `CUPCAKE_TEST_CLIENT` when set (its `cupcake-server`
+    /// beside it), else the one `swift build` put beside the test bundle.
     public static var cupcakeExecutable: URL {
+        if let path = ProcessInfo.processInfo.environment["CUPCAKE_TEST_CLIENT"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = bundle.deletingLastPathComponent()
         // The test runner may be inside `cupcakePackageTests.xctest`, or beside it.

@@ -82,6 +82,11 @@ import Testing
             // Not the server's: libpq and libmicrohttpd are cupcake-server's alone.
             #expect(!loaded.contains { $0.hasPrefix("libpq") || $0.hasPrefix("libmicrohttpd") })
         }
+        if ProcessRunner.testsReleaseClient {
+            // The release client carries its C++ runtime (Linking/libstdc++.so); a debug build
+            // loads libstdc++ through the dynamic Swift runtime.
+            #expect(!loaded.contains { $0.hasPrefix("libstdc++") }, "\(loaded)")
+        }
     }
 
     /// A one-shot order runs on the main thread alone (`CallingThreadExecutor`): no thread is

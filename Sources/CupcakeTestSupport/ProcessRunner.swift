@@ -14,16 +14,17 @@ public enum ProcessRunner {
 
     /// Whether the tests run against a `cupcake` named by `CUPCAKE_TEST_CLIENT` (scripts/test
     /// runs the end-to-end suites a second time against the release build the README names).
-    public static var testsReleaseClient: Bool {
-        !(ProcessInfo.processInfo.environment["CUPCAKE_TEST_CLIENT"] ?? "").isEmpty
+    public static var testsReleaseClient: Bool { clientOverride != nil }
+
+    /// `CUPCAKE_TEST_CLIENT`, when set and not empty.
+    private static var clientOverride: String? {
+        ProcessInfo.processInfo.environment["CUPCAKE_TEST_CLIENT"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// The `cupcake` executable under test: `CUPCAKE_TEST_CLIENT` when set (its `cupcake-server`
     /// beside it), else the one `swift build` put beside the test bundle.
     public static var cupcakeExecutable: URL {
-        if let path = ProcessInfo.processInfo.environment["CUPCAKE_TEST_CLIENT"], !path.isEmpty {
-            return URL(fileURLWithPath: path)
-        }
+        if let path = clientOverride { return URL(fileURLWithPath: path) }
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = bundle.deletingLastPathComponent()
         // The test runner may be inside `cupcakePackageTests.xctest`, or beside it.

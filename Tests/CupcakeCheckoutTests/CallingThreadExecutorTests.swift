@@ -30,48 +30,63 @@ import Testing
         case mixed
     }
 
-    static func wait(_ wait: Wait) async -> [UInt] {
-        switch wait {
-        case .continuationFromAnotherThread:
-            let other = await withCheckedContinuation { continuation in
-                DispatchQueue.global().asyncAfter(deadline: .now() + 0.01) { continuation.resume(returning: thread) }
-            }
-            return [other == thread ? 0 : thread]
-        case .sleep:
-            try? await Task.sleep(nanoseconds: 10_000_000)
-            return [thread]
-        case .childTasks:
-            return await withTaskGroup(of: UInt.self) { group in
-                for _ in 0..<4 { group.addTask { thread } }
-                return await group.reduce(into: []) { $0.append($1) }
-            }
-        case .asyncLet:
-            async let first = thread
-            async let second = thread
-            return await [first, second]
-        case .mixed:
-            var seen: [UInt] = []
-            for part in [Wait.sleep, .continuationFromAnotherThread, .childTasks, .asyncLet] {
-                seen += await Self.wait(part)
-            }
-            return seen
+    /// Where the task's code ran (`threads`), whether it was inside `run` each time
+    /// (`onExecutor`), and which threads resumed it from outside (`resumers`).
+    struct Trace: Sendable {
+        var threads: [UInt] = []
+        var onExecutor: [Bool] = []
+        var resumers: [UInt] = []
+
+        mutating func here() {
+            threads.append(CallingThreadExecutorTests.thread)
+            onExecutor.append(CallingThreadExecutor.isCurrentThread)
         }
     }
 
-    @Test(arguments: Wait.allCases) func everyJobRunsOnTheCallingThread(_ wait: Wait) async {
-        let (caller, seen) = await Self.onOwnThread {
-            let seen = CallingThreadExecutor.run { () async -> [UInt] in
-                let before = [Self.thread, CallingThreadExecutor.isCurrentThread ? Self.thread : 0]
-                let during = await Self.wait(wait)
-                return before + during + [Self.thread, CallingThreadExecutor.isCurrentThread ? Self.thread : 0]
+    static func wait(_ wait: Wait, _ trace: inout Trace) async {
+        switch wait {
+        case .continuationFromAnotherThread:
+            let resumer = await withCheckedContinuation { continuation in
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.01) { continuation.resume(returning: thread) }
             }
-            return (Self.thread, seen)
+            trace.resumers.append(resumer)
+        case .sleep:
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        case .childTasks:
+            let children = await withTaskGroup(of: UInt.self) { group in
+                for _ in 0..<4 { group.addTask { thread } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            trace.threads += children
+        case .asyncLet:
+            async let first = thread
+            async let second = thread
+            trace.threads += await [first, second]
+        case .mixed:
+            for part in [Wait.sleep, .continuationFromAnotherThread, .childTasks, .asyncLet] {
+                await Self.wait(part, &trace)
+                trace.here()
+            }
         }
-        // The continuation's case records 0 when the resuming thread was another one (it must be).
-        let expected = seen.map { $0 == 0 ? 0 : caller }
-        #expect(!seen.isEmpty)
-        #expect(seen == expected, "threads seen: \(seen), caller: \(caller)")
-        #expect(!seen.contains(0) || wait == .continuationFromAnotherThread || wait == .mixed)
+        trace.here()
+    }
+
+    @Test(arguments: Wait.allCases) func everyJobRunsOnTheCallingThread(_ wait: Wait) async {
+        let (caller, trace) = await Self.onOwnThread {
+            let trace = CallingThreadExecutor.run { () async -> Trace in
+                var trace = Trace()
+                trace.here()
+                await Self.wait(wait, &trace)
+                return trace
+            }
+            return (Self.thread, trace)
+        }
+        #expect(trace.threads.count >= 2)
+        #expect(trace.threads.allSatisfy { $0 == caller }, "threads seen: \(trace.threads), caller: \(caller)")
+        #expect(trace.onExecutor.allSatisfy { $0 })
+        // The continuation was resumed from a thread of the global queue, not from the caller.
+        #expect(trace.resumers.allSatisfy { $0 != caller })
+        #expect(!trace.resumers.isEmpty == [.continuationFromAnotherThread, .mixed].contains(wait))
         #expect(!CallingThreadExecutor.isCurrentThread)
     }
 

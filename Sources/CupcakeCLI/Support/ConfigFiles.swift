@@ -7,19 +7,21 @@ package enum ConfigFiles {
     /// `isDirectory` given, so Foundation does not stat(2) the file system to find out.)
     package static func directory(environment: [String: String]) -> URL {
         if let config = environment["XDG_CONFIG_HOME"], !config.isEmpty {
-            return URL(fileURLWithPath: config).appendingPathComponent("cupcake", isDirectory: true)
+            return URL(fileURLWithPath: config, isDirectory: true).appendingPathComponent("cupcake", isDirectory: true)
         }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return URL(fileURLWithPath: home).appendingPathComponent(".config/cupcake", isDirectory: true)
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
+            ".config/cupcake", isDirectory: true)
     }
 
     /// `$XDG_DATA_HOME/cupcake` (default `~/.local/share/cupcake`): receipts.
     package static func dataDirectory(environment: [String: String]) -> URL {
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
-            return URL(fileURLWithPath: data).appendingPathComponent("cupcake", isDirectory: true)
+            return URL(fileURLWithPath: data, isDirectory: true).appendingPathComponent("cupcake", isDirectory: true)
         }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/cupcake", isDirectory: true)
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
+            ".local/share/cupcake", isDirectory: true)
     }
 
     /// A file in that directory, if it exists.

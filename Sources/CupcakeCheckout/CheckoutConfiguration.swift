@@ -129,22 +129,22 @@ public struct CheckoutConfiguration: Sendable, Equatable {
     ///   - environment: the process environment.
     ///   - userConfigDirectory: `$XDG_CONFIG_HOME/cupcake`.
     public static func resolve(
-        flags: Flags, environment: [String: String], userConfigDirectory: URL
+        flags: Flags, environment: Environment, userConfigDirectory: URL
     ) throws(CheckoutError) -> CheckoutConfiguration {
         var configuration = CheckoutConfiguration()
         let file: URL?
-        if let path = flags.config ?? environment["CUPCAKE_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
+        if let path = flags.config ?? environment.nonEmpty("CUPCAKE_CONFIG") {
             file = URL(fileURLWithPath: path)
         } else {
             let candidate = userConfigDirectory.appendingPathComponent("config.json", isDirectory: false)
             file = PrivateFiles.exists(candidate) ? candidate : nil
         }
         if let file { try configuration.apply(file: file) }
-        if let endpoint = environment["CUPCAKE_ENDPOINT"], !endpoint.isEmpty {
+        if let endpoint = environment.nonEmpty("CUPCAKE_ENDPOINT") {
             configuration.endpoint = try Self.endpoint(endpoint, source: "CUPCAKE_ENDPOINT")
         }
-        if let key = environment["CUPCAKE_API_KEY"], !key.isEmpty { configuration.apiKey = key }
-        if let key = environment["CUPCAKE_STAFF_KEY"], !key.isEmpty { configuration.staffKey = key }
+        if let key = environment.nonEmpty("CUPCAKE_API_KEY") { configuration.apiKey = key }
+        if let key = environment.nonEmpty("CUPCAKE_STAFF_KEY") { configuration.staffKey = key }
         if let endpoint = flags.endpoint { configuration.endpoint = try Self.endpoint(endpoint, source: "--endpoint") }
         if let key = flags.apiKey { configuration.apiKey = key.isEmpty ? nil : key }
         if let key = flags.staffKey { configuration.staffKey = key.isEmpty ? nil : key }

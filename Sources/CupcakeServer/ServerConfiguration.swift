@@ -183,14 +183,15 @@ public struct ServerConfiguration: Sendable, Equatable {
         return true
     }
 
-    /// The database path, resolving the XDG default.
-    public func databasePath(environment: [String: String]) -> String {
+    /// The database path, resolving the XDG default with `variable` (an environment variable's
+    /// value by name).
+    public func databasePath(environment variable: (String) -> String?) -> String {
         if let database, !database.isEmpty { return database }
         let base: String
-        if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
+        if let data = variable("XDG_DATA_HOME"), !data.isEmpty {
             base = data
         } else {
-            base = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+            base = (variable("HOME") ?? NSHomeDirectory()) + "/.local/share"
         }
         return base + "/cupcake/orders.sqlite"
     }

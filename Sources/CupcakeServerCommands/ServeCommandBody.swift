@@ -31,9 +31,9 @@ struct ServeCommandBody: CommandBody {
                 throw CLIError(.config, "Config file \(fileURL.path) \(error).")
             }
         }
-        if let url = environment["CUPCAKE_DATABASE_URL"], !url.isEmpty { configuration.database = url }
-        if let key = environment["CUPCAKE_API_KEY"], !key.isEmpty { configuration.apiKey = key }
-        if let key = environment["CUPCAKE_STAFF_KEY"], !key.isEmpty { configuration.staffKey = key }
+        if let url = environment.nonEmpty("CUPCAKE_DATABASE_URL") { configuration.database = url }
+        if let key = environment.nonEmpty("CUPCAKE_API_KEY") { configuration.apiKey = key }
+        if let key = environment.nonEmpty("CUPCAKE_STAFF_KEY") { configuration.staffKey = key }
         if let host = arguments.value("--host") { configuration.host = host }
         if let port = try arguments.integer("--port", in: 0...65535) { configuration.port = port }
         if let database = arguments.value("--database") { configuration.database = database }
@@ -57,7 +57,7 @@ struct ServeCommandBody: CommandBody {
                 .config, "The staff key must differ from the app key: the app key ships with every copy of the app.")
         }
         self.configuration = configuration
-        databasePath = configuration.databasePath(environment: environment)
+        databasePath = configuration.databasePath { environment[$0] }
     }
 
     /// The startup line's word on keys.

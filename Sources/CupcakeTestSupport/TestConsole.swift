@@ -1,4 +1,5 @@
 import CupcakeCLI
+import CupcakeCheckout
 import CupcakeServerCommands
 import Foundation
 
@@ -53,7 +54,7 @@ public final class TestConsole: @unchecked Sendable {
             },
             out: { text in self.lock.withLock { self.outBuffer += text } },
             err: { text in self.lock.withLock { self.errBuffer += text } },
-            environment: environment
+            environment: Environment(environment)
         )
     }
 

@@ -37,7 +37,9 @@ import Testing
         #expect(fileOnly.retries == 4)
         #expect(fileOnly.headers == ["x-extra": "1"])
 
-        let environment = ["CUPCAKE_ENDPOINT": "http://env.test/api/cupcakes", "CUPCAKE_API_KEY": "env-key"]
+        let environment: Environment = [
+            "CUPCAKE_ENDPOINT": "http://env.test/api/cupcakes", "CUPCAKE_API_KEY": "env-key",
+        ]
         let withEnvironment = try CheckoutConfiguration.resolve(
             flags: .init(), environment: environment, userConfigDirectory: directory)
         #expect(withEnvironment.endpoint.absoluteString == "http://env.test/api/cupcakes")
@@ -64,7 +66,7 @@ import Testing
         try Self.write(#"{"retries": 1}"#, to: directory.appendingPathComponent("config.json").path)
         try Self.write(#"{"retries": 2}"#, to: home.path("env.json"))
         try Self.write(#"{"retries": 3}"#, to: home.path("flag.json"))
-        let environment = ["CUPCAKE_CONFIG": home.path("env.json")]
+        let environment: Environment = ["CUPCAKE_CONFIG": home.path("env.json")]
         #expect(
             try CheckoutConfiguration.resolve(flags: .init(), environment: [:], userConfigDirectory: directory).retries
                 == 1)

@@ -1,3 +1,4 @@
+import CupcakeCheckout
 import Foundation
 
 /// Where a command reads and writes: the real process streams, or buffers in a test.
@@ -15,7 +16,7 @@ public struct Console: Sendable {
     /// Writes to standard error.
     public var err: @Sendable (String) -> Void
     /// The environment variables.
-    public var environment: [String: String]
+    public var environment: Environment
 
     /// Creates a console from its parts.
     public init(
@@ -25,7 +26,7 @@ public struct Console: Sendable {
         errorIsTerminal: Bool = false,
         out: @escaping @Sendable (String) -> Void,
         err: @escaping @Sendable (String) -> Void,
-        environment: [String: String]
+        environment: Environment
     ) {
         self.readInput = readInput
         self.inputIsTerminal = inputIsTerminal
@@ -44,7 +45,7 @@ public struct Console: Sendable {
             errorIsTerminal: isatty(STDERR_FILENO) == 1,
             out: { text in write(text, to: STDOUT_FILENO) },
             err: { text in write(text, to: STDERR_FILENO) },
-            environment: processEnvironment()
+            environment: .process
         )
     }
 
@@ -63,21 +64,6 @@ public struct Console: Sendable {
                 offset += written
             }
         }
-    }
-
-    /// The environment read straight from `environ` (ProcessInfo's copy costs a noticeable part
-    /// of a one-shot command's start-up).
-    private static func processEnvironment() -> [String: String] {
-        var environment: [String: String] = [:]
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if let equals = text.firstIndex(of: "=") {
-                environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            entry += 1
-        }
-        return environment
     }
 
     /// Writes a line to standard output.

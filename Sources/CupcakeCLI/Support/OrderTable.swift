@@ -75,7 +75,7 @@ enum OrderTable {
     }
 
     /// The time zone to show times in: `TZ` when it names one, else the system's.
-    static func timeZone(_ environment: [String: String]) -> TimeZone {
+    static func timeZone(_ environment: Environment) -> TimeZone {
         if let name = environment["TZ"].map({ $0.hasPrefix(":") ? String($0.dropFirst()) : $0 }), !name.isEmpty,
             let zone = TimeZone(identifier: name)
                 ?? (name == "UTC" || name == "UTC0" ? TimeZone(identifier: "UTC") : nil)

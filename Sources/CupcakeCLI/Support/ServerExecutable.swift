@@ -1,3 +1,4 @@
+import CupcakeCheckout
 import Foundation
 
 /// The `cupcake` client's way to run `serve` and `backup`: it replaces itself (execv, so the
@@ -40,7 +41,7 @@ package struct ServerExecutable: ServerSide, @unchecked Sendable {
     }
 
     /// `cupcake-server` beside this executable (`/proc/self/exe`), else the first on `PATH`.
-    static func locate(environment: [String: String]) -> String? {
+    static func locate(environment: Environment) -> String? {
         var folders: [String] = []
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))

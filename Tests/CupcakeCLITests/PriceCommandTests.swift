@@ -18,6 +18,19 @@ import Testing
         #expect(io.stdout.hasSuffix("$12.00\n"))
     }
 
+    /// An option given twice counts its last value, in either spelling; a flag given twice is on.
+    @Test(arguments: [
+        (["--qty", "3", "--qty", "5"], "$10.00"),
+        (["--qty=5", "--qty", "3"], "$6.00"),
+        (["--qty", "3", "--quantity=4", "--type", "RAINBOW", "--type=0"], "$8.00"),
+        (["--qty", "3", "--frosting", "--frosting"], "$9.00"),
+    ])
+    func aRepeatedOptionCountsItsLastValue(arguments: [String], total: String) async {
+        let io = TestConsole()
+        #expect(await io.run(["price"] + arguments) == 0)
+        #expect(io.stdout.hasSuffix("\(total)\n"), "\(io.stdout)")
+    }
+
     @Test func jsonOnStdinWithSpecialRequestsOffIgnoresTheExtras() async throws {
         let io = TestConsole(stdin: #"{"type":0,"quantity":4,"specialRequestEnabled":false,"extraFrosting":true}"#)
         #expect(await io.run(["price", "--json"]) == 0)

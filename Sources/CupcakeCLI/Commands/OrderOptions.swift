@@ -62,9 +62,7 @@ enum OrderOptions {
 
     /// Whether any order option was given.
     static func anyGiven(_ arguments: ParsedArguments) -> Bool {
-        let optionKeys = Set(specs.map(\.key))
-        return !arguments.flags.isDisjoint(with: optionKeys)
-            || arguments.values.keys.contains(where: optionKeys.contains)
+        specs.contains { arguments.has($0.key) || arguments.value($0.key) != nil }
     }
 
     private static func apply(_ arguments: ParsedArguments, to base: Order) throws(CLIError) -> Order {

@@ -38,11 +38,11 @@ enum ArgumentParser {
             }
             if spec.takesValue {
                 if let inlineValue {
-                    result.values[spec.key] = inlineValue
+                    result.values.append((spec.key, inlineValue))
                 } else if index < arguments.count, !isOption(arguments[index], among: options) {
                     // Anything but one of this command's options is the value, so `--sort -name`
                     // and `--qty -1` work as they read.
-                    result.values[spec.key] = arguments[index]
+                    result.values.append((spec.key, arguments[index]))
                     index += 1
                 } else {
                     var message = "Missing value for '\(name) \(spec.valueName ?? "<value>")'."
@@ -57,7 +57,7 @@ enum ArgumentParser {
                 if inlineValue != nil {
                     throw .usage("The flag '\(name)' does not take a value.", command)
                 }
-                result.flags.insert(spec.key)
+                result.flags.append(spec.key)
             }
         }
         return result

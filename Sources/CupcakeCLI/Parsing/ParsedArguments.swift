@@ -1,9 +1,11 @@
 /// What the parser found on a command line: option values, flags and positional arguments.
 package struct ParsedArguments: Sendable {
-    /// The last value given for each option, by its key (`--qty`).
-    var values: [String: String] = [:]
+    /// The values given to options, by key (`--qty`), in the order given; the last one counts.
+    /// (A list, not a dictionary: a command line holds a handful, and hashing strings would cost a
+    /// one-shot command the Swift runtime's first lookup of `String: Hashable` at start-up.)
+    var values: [(key: String, value: String)] = []
     /// The flags given, by key.
-    var flags: Set<String> = []
+    var flags: [String] = []
     /// Positional arguments, in order (`-` included).
     var positionals: [String] = []
     /// The command the arguments belong to, for error messages.
@@ -13,11 +15,11 @@ package struct ParsedArguments: Sendable {
     package func has(_ key: String) -> Bool { flags.contains(key) }
 
     /// The value of an option, if given.
-    package func value(_ key: String) -> String? { values[key] }
+    package func value(_ key: String) -> String? { values.last { $0.key == key }?.value }
 
     /// The value of an option parsed as an integer in a range.
     package func integer(_ key: String, in range: ClosedRange<Int>? = nil) throws(CLIError) -> Int? {
-        guard let text = values[key] else { return nil }
+        guard let text = value(key) else { return nil }
         guard let number = Int(text) else {
             throw .usage("The value '\(text)' is invalid for '\(key) <n>': expected a whole number.", command)
         }
@@ -32,7 +34,7 @@ package struct ParsedArguments: Sendable {
 
     /// The value of an option parsed as a non-negative number of seconds, fractions allowed.
     package func seconds(_ key: String) throws(CLIError) -> Double? {
-        guard let text = values[key] else { return nil }
+        guard let text = value(key) else { return nil }
         guard let number = Double(text), number.isFinite, number > 0 else {
             throw .usage("The value '\(text)' is invalid for '\(key) <seconds>': expected a positive number.", command)
         }
@@ -40,7 +42,7 @@ package struct ParsedArguments: Sendable {
     }
 
     /// Fails when there are positional arguments other than those allowed.
-    package func expectNoPositionals(allowing allowed: Set<String> = []) throws(CLIError) {
+    package func expectNoPositionals(allowing allowed: [String] = []) throws(CLIError) {
         if let extra = positionals.first(where: { !allowed.contains($0) }) {
             throw .usage("Unexpected argument '\(extra)'.", command)
         }

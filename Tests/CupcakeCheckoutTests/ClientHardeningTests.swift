@@ -15,12 +15,13 @@ import Testing
         ["XDG_CONFIG_HOME": directory.path("config"), "XDG_DATA_HOME": directory.path("data")]
     }
 
-    @Test(arguments: [301, 302, 307, 308])
-    func aRedirectIsNeverFollowed(status: Int) throws {
+    /// Also a check that answer headers are read whatever their case.
+    @Test(arguments: [(301, "Location"), (302, "location"), (307, "LOCATION"), (308, "lOcAtIoN")])
+    func aRedirectIsNeverFollowed(status: Int, header: String) throws {
         let directory = try TemporaryDirectory()
         let elsewhere = try ScriptedEndpoint([.echo])
         let endpoint = try ScriptedEndpoint([
-            ScriptedEndpoint.Answer(status: status, body: "{}", headers: [("Location", elsewhere.endpoint)])
+            ScriptedEndpoint.Answer(status: status, body: "{}", headers: [(header, elsewhere.endpoint)])
         ])
         let result = try ProcessRunner.cupcake(
             Self.orderArguments + ["--endpoint", endpoint.endpoint, "--api-key", "secret-app-key", "--retries", "2"],

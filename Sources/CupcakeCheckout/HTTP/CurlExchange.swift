@@ -18,8 +18,14 @@ final class CurlExchange: @unchecked Sendable {
     /// What an exchange brought back.
     struct Reply {
         var status: Int
-        var headers: [String: String]
+        /// The final answer's header lines in order, names in lowercase. (A list, not a
+        /// dictionary: hashing strings would cost a one-shot command the Swift runtime's first
+        /// lookup of `String: Hashable`, for the one or two headers it reads.)
+        var headers: [(name: String, value: String)]
         var body: Data
+
+        /// The value of the last header named `name` (in lowercase), if there is one.
+        func header(_ name: String) -> String? { headers.last { $0.name == name }?.value }
     }
 
     /// Why an exchange failed: libcurl's code and message, and whether the answer was cut off
@@ -109,7 +115,7 @@ final class CurlExchange: @unchecked Sendable {
         let limit: Int
         let destination: Int32?
         var status = 0
-        var headers: [String: String] = [:]
+        var headers: [(name: String, value: String)] = []
         var body = Data()
         var written = 0
         var tooLarge = false
@@ -178,13 +184,13 @@ final class CurlExchange: @unchecked Sendable {
                 digits += 1
             }
             sink.status = digits == 3 ? status : 0
-            sink.headers = [:]
+            sink.headers = []
         } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
             var value = colon + 1
             while value < line.count, blank(line[value]) { value += 1 }
             let name = String(decoding: UnsafeBufferPointer(rebasing: line[..<colon]), as: UTF8.self)
-            sink.headers[name.lowercased()] = String(
-                decoding: UnsafeBufferPointer(rebasing: line[value...]), as: UTF8.self)
+            sink.headers.append(
+                (name.lowercased(), String(decoding: UnsafeBufferPointer(rebasing: line[value...]), as: UTF8.self)))
         }
         return bytes
     }

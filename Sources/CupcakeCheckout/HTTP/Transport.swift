@@ -77,17 +77,19 @@ final class Transport: Sendable {
             events(.attempt(number: number, total: total))
             let retryAfter: String?
             switch await attempt(request, limit: limit, destination: destination) {
-            case .answer(let status, let data, let headers):
+            case .answer(let reply):
+                let status = reply.status
+                let data = reply.body
                 if (200...299).contains(status) || passing.contains(status) {
                     return Answer(status: status, data: data, attempt: number)
                 }
                 if (300...399).contains(status) {
-                    throw Self.redirected(status: status, location: headers["location"])
+                    throw Self.redirected(status: status, location: reply.header("location"))
                 }
                 let failure = Self.failure(status: status, data: data)
                 guard RetryPolicy.isRetryable(status: status) else { throw failure }
                 lastFailure = failure
-                retryAfter = headers["retry-after"]
+                retryAfter = reply.header("retry-after")
             case .failed(let failure):
                 lastFailure = failure
                 retryAfter = nil
@@ -109,7 +111,7 @@ final class Transport: Sendable {
     }
 
     private enum Outcome {
-        case answer(status: Int, data: Data, headers: [String: String])
+        case answer(CurlExchange.Reply)
         /// Worth another attempt.
         case failed(CheckoutError)
         /// Not worth one (the answer was too large, the file could not be written).
@@ -146,7 +148,7 @@ final class Transport: Sendable {
         }
         switch result {
         case .success(let reply):
-            return .answer(status: reply.status, data: reply.body, headers: reply.headers)
+            return .answer(reply)
         case .failure(let failure) where failure.tooLarge:
             return .fatal(
                 CheckoutError(

@@ -43,17 +43,17 @@ public struct CheckoutConfiguration: Sendable, Equatable {
     /// Applies a config file's JSON over these values.
     ///
     /// - Throws: ``CheckoutError`` (configuration) naming the file and the problem.
-    public mutating func apply(file url: URL) throws(CheckoutError) {
+    public mutating func apply(file path: String) throws(CheckoutError) {
         let data: Data
         do {
-            data = try Data(contentsOf: url)
+            data = try PrivateFiles.read(path)
         } catch {
-            throw CheckoutError(.configuration, "Cannot read config file \(url.path): \(FileErrorText.reason(error)).")
+            throw CheckoutError(.configuration, "Cannot read config file \(path): \(error.reason).")
         }
         do {
             try apply(json: data)
         } catch {
-            throw CheckoutError(.configuration, "Config file \(url.path) \(error.message).")
+            throw CheckoutError(.configuration, "Config file \(path) \(error.message).")
         }
     }
 
@@ -129,14 +129,14 @@ public struct CheckoutConfiguration: Sendable, Equatable {
     ///   - environment: the process environment.
     ///   - userConfigDirectory: `$XDG_CONFIG_HOME/cupcake`.
     public static func resolve(
-        flags: Flags, environment: Environment, userConfigDirectory: URL
+        flags: Flags, environment: Environment, userConfigDirectory: String
     ) throws(CheckoutError) -> CheckoutConfiguration {
         var configuration = CheckoutConfiguration()
-        let file: URL?
+        let file: String?
         if let path = flags.config ?? environment.nonEmpty("CUPCAKE_CONFIG") {
-            file = URL(fileURLWithPath: path)
+            file = path
         } else {
-            let candidate = userConfigDirectory.appendingPathComponent("config.json", isDirectory: false)
+            let candidate = PrivateFiles.join(userConfigDirectory, "config.json")
             file = PrivateFiles.exists(candidate) ? candidate : nil
         }
         if let file { try configuration.apply(file: file) }

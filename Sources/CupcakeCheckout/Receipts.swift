@@ -49,15 +49,15 @@ public struct Receipts: Sendable {
         }
     }
 
-    /// The file.
-    public let file: URL
+    /// The file's path.
+    public let file: String
     /// Where earlier versions kept them.
-    private let legacyFile: URL
+    private let legacyFile: String
 
     /// The receipts in `directory` (`$XDG_DATA_HOME/cupcake`).
-    public init(directory: URL) {
-        file = directory.appendingPathComponent("receipts.jsonl", isDirectory: false)
-        legacyFile = directory.appendingPathComponent("receipts.json", isDirectory: false)
+    public init(directory: String) {
+        file = PrivateFiles.join(directory, "receipts.jsonl")
+        legacyFile = PrivateFiles.join(directory, "receipts.json")
     }
 
     /// Every receipt kept, oldest first; none when there are none. A line that is not a receipt
@@ -69,17 +69,17 @@ public struct Receipts: Sendable {
         let decoder = JSONDecoder()
         if PrivateFiles.exists(legacyFile) {
             do {
-                receipts = try decoder.decode([Receipt].self, from: Data(contentsOf: legacyFile))
+                receipts = try decoder.decode([Receipt].self, from: PrivateFiles.read(legacyFile))
             } catch {
-                throw CheckoutError(.configuration, "The receipts file \(legacyFile.path) is unreadable.")
+                throw CheckoutError(.configuration, "The receipts file \(legacyFile) is unreadable.")
             }
         }
         guard PrivateFiles.exists(file) else { return receipts }
         let data: Data
         do {
-            data = try Data(contentsOf: file)
+            data = try PrivateFiles.read(file)
         } catch {
-            throw CheckoutError(.configuration, "The receipts file \(file.path) is unreadable.")
+            throw CheckoutError(.configuration, "The receipts file \(file) is unreadable.")
         }
         for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
             if let receipt = try? decoder.decode(Receipt.self, from: line) { receipts.append(receipt) }
@@ -110,22 +110,22 @@ public struct Receipts: Sendable {
 
     /// Keeps a receipt (a later one for the same order and endpoint wins when read).
     public func add(_ receipt: Receipt) throws(CheckoutError) {
-        let folder = file.deletingLastPathComponent()
+        let folder = PrivateFiles.folder(of: file)
         do {
             try PrivateFiles.makeFolder(folder)
         } catch {
             throw CheckoutError(.configuration, error.description)
         }
-        let existed = access(file.path, F_OK) == 0
-        let descriptor = open(file.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        let existed = PrivateFiles.exists(file)
+        let descriptor = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw CheckoutError(.configuration, PrivateFiles.FileError(path: file.path).description)
+            throw CheckoutError(.configuration, PrivateFiles.FileError(path: file).description)
         }
         defer { close(descriptor) }
         let record = receipt.record
         let written = record.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
         guard written == record.count, fdatasync(descriptor) == 0 else {
-            throw CheckoutError(.configuration, PrivateFiles.FileError(path: file.path).description)
+            throw CheckoutError(.configuration, PrivateFiles.FileError(path: file).description)
         }
         // A new file's name is durable once its folder is.
         if !existed { PrivateFiles.syncFolder(folder) }

@@ -39,52 +39,51 @@ public struct SavedAddress: Sendable, Equatable, Codable {
     }
 
     /// The file it lives in.
-    public static func file(in directory: URL) -> URL {
-        directory.appendingPathComponent("address.json", isDirectory: false)
+    public static func file(in directory: String) -> String {
+        PrivateFiles.join(directory, "address.json")
     }
 
     /// Loads the saved address, or `nil` when none is saved.
     ///
     /// - Throws: ``CheckoutError`` (configuration) when the file exists but cannot be read.
-    public static func load(from directory: URL) throws(CheckoutError) -> SavedAddress? {
-        let url = file(in: directory)
-        guard PrivateFiles.exists(url) else { return nil }
+    public static func load(from directory: String) throws(CheckoutError) -> SavedAddress? {
+        let path = file(in: directory)
+        guard PrivateFiles.exists(path) else { return nil }
         do {
-            let data = try Data(contentsOf: url)
+            let data = try PrivateFiles.read(path)
             return try JSONDecoder().decode(SavedAddress.self, from: data)
         } catch {
             throw CheckoutError(
                 .configuration,
-                "The saved address \(url.path) is unreadable; run 'cupcake address clear' or set it again.")
+                "The saved address \(path) is unreadable; run 'cupcake address clear' or set it again.")
         }
     }
 
     /// Saves atomically (a temporary file renamed over the old one), readable by the user only.
     ///
     /// - Throws: a message naming the file.
-    public func save(in directory: URL) throws(CheckoutError) {
-        let url = Self.file(in: directory)
+    public func save(in directory: String) throws(CheckoutError) {
+        let path = Self.file(in: directory)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
-            try PrivateFiles.write(try encoder.encode(self), to: url)
+            try PrivateFiles.write(try encoder.encode(self), to: path)
         } catch let error as PrivateFiles.FileError {
             throw CheckoutError(.configuration, "Cannot write \(error.path): \(error.reason)")
         } catch {
-            throw CheckoutError(.configuration, "Cannot write \(url.path): \(FileErrorText.reason(error))")
+            throw CheckoutError(.configuration, "Cannot write \(path): \(FileErrorText.reason(error))")
         }
     }
 
     /// Removes the saved address; `false` when there was none.
     @discardableResult
-    public static func clear(in directory: URL) throws(CheckoutError) -> Bool {
-        let url = file(in: directory)
-        guard PrivateFiles.exists(url) else { return false }
-        do {
-            try FileManager.default.removeItem(at: url)
-            return true
-        } catch {
-            throw CheckoutError(.configuration, "Cannot remove \(url.path): \(FileErrorText.reason(error))")
+    public static func clear(in directory: String) throws(CheckoutError) -> Bool {
+        let path = file(in: directory)
+        guard PrivateFiles.exists(path) else { return false }
+        guard unlink(path) == 0 else {
+            throw CheckoutError(.configuration, "Cannot remove \(path): \(String(cString: strerror(errno)))")
         }
+        PrivateFiles.syncFolder(directory)
+        return true
     }
 }

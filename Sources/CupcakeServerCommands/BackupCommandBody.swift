@@ -5,7 +5,8 @@ import Foundation
 
 /// `cupcake backup`'s work: downloads the copy beside the file, checks it, renames it into place.
 struct BackupCommandBody: CommandBody {
-    var file: URL
+    /// The backup's path, made absolute.
+    var file: String
     var endpointFlags: CheckoutConfiguration.Flags
 
     init(_ arguments: ParsedArguments, console: Console) throws(CLIError) {
@@ -13,29 +14,29 @@ struct BackupCommandBody: CommandBody {
         guard let to = arguments.value("--to"), !to.isEmpty else {
             throw .usage("Missing expected argument '--to <file>'.", arguments.command)
         }
-        file = URL(fileURLWithPath: to)
+        file = URL(fileURLWithPath: to).path
         endpointFlags = try EndpointOptions.flags(arguments)
         if endpointFlags.timeoutSeconds == nil { endpointFlags.timeoutSeconds = BackupCommand.defaultTimeout }
     }
 
     func run(console: Console) async throws(CLIError) {
         let client = BackupClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
-        let partial: URL
+        let partial: String
         do {
             partial = try PrivateFiles.create(beside: file)
         } catch {
             throw CLIError(.cannotCreate, error.description)
         }
         var keep = false
-        defer { if !keep { unlink(partial.path) } }
+        defer { if !keep { unlink(partial) } }
         do {
-            try await client.download(into: partial)
+            try await client.download(into: URL(fileURLWithPath: partial))
         } catch {
             throw EndpointOptions.cliError(error)
         }
         let orders: Int
         do {
-            orders = try SQLiteOrderStore.verify(path: partial.path)
+            orders = try SQLiteOrderStore.verify(path: partial)
         } catch {
             throw CLIError(
                 .protocol,
@@ -49,8 +50,8 @@ struct BackupCommandBody: CommandBody {
         }
         keep = true
         let size = ByteCountFormatter.string(
-            fromByteCount: Int64((try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0),
+            fromByteCount: Int64((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0),
             countStyle: .file)
-        console.print("Backup of \(orders) order\(orders == 1 ? "" : "s") written to \(file.path) (\(size)).")
+        console.print("Backup of \(orders) order\(orders == 1 ? "" : "s") written to \(file) (\(size)).")
     }
 }

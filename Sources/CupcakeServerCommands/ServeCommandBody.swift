@@ -17,7 +17,7 @@ struct ServeCommandBody: CommandBody {
         let explicitFile = arguments.value("--config")
         let fileURL: URL? =
             explicitFile.map { URL(fileURLWithPath: $0) }
-            ?? ConfigFiles.userFile(named: "server.json", environment: environment)
+            ?? ConfigFiles.userFile(named: "server.json", environment: environment).map { URL(fileURLWithPath: $0) }
         if let fileURL {
             let data: Data
             do {

@@ -13,7 +13,7 @@ import Testing
     @Test func theDefaultsEqualTheCommittedConfigFile() throws {
         let committed = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Config/cupcake.json")
+            .appendingPathComponent("Config/cupcake.json").path
         var fromFile = CheckoutConfiguration()
         fromFile.endpoint = URL(string: "http://example.invalid/x") ?? fromFile.endpoint
         fromFile.retries = 9
@@ -24,10 +24,10 @@ import Testing
 
     @Test func precedenceIsFlagsThenEnvironmentThenFileThenDefaults() throws {
         let home = try TemporaryDirectory()
-        let directory = URL(fileURLWithPath: home.path("config/cupcake"))
+        let directory = home.path("config/cupcake")
         try Self.write(
             #"{"endpoint": "http://file.test/api/cupcakes", "apiKey": "file-key", "timeoutSeconds": 2.5, "retries": 4, "headers": {"x-extra": "1"}}"#,
-            to: directory.appendingPathComponent("config.json").path)
+            to: directory + "/config.json")
 
         let fileOnly = try CheckoutConfiguration.resolve(
             flags: .init(), environment: [:], userConfigDirectory: directory)
@@ -56,14 +56,14 @@ import Testing
         #expect(withFlags.retries == 0)
 
         let nothing = try CheckoutConfiguration.resolve(
-            flags: .init(), environment: [:], userConfigDirectory: URL(fileURLWithPath: home.path("empty")))
+            flags: .init(), environment: [:], userConfigDirectory: home.path("empty"))
         #expect(nothing == CheckoutConfiguration())
     }
 
     @Test func configFileChoiceIsFlagThenEnvironmentThenXDG() throws {
         let home = try TemporaryDirectory()
-        let directory = URL(fileURLWithPath: home.path("config/cupcake"))
-        try Self.write(#"{"retries": 1}"#, to: directory.appendingPathComponent("config.json").path)
+        let directory = home.path("config/cupcake")
+        try Self.write(#"{"retries": 1}"#, to: directory + "/config.json")
         try Self.write(#"{"retries": 2}"#, to: home.path("env.json"))
         try Self.write(#"{"retries": 3}"#, to: home.path("flag.json"))
         let environment: Environment = ["CUPCAKE_CONFIG": home.path("env.json")]
@@ -103,7 +103,7 @@ import Testing
     @Test func theReqresConfigSendsTheAPIKeyHeader() throws {
         let committed = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Config/reqres.json")
+            .appendingPathComponent("Config/reqres.json").path
         var configuration = CheckoutConfiguration()
         try configuration.apply(file: committed)
         #expect(configuration.endpoint.absoluteString == "https://reqres.in/api/cupcakes")

@@ -14,7 +14,7 @@ import Testing
 
     @Test func ordersPlacedAtOnceKeepEveryReceipt() throws {
         let directory = try TemporaryDirectory()
-        let receipts = Receipts(directory: URL(fileURLWithPath: directory.path("data")))
+        let receipts = Receipts(directory: directory.path("data"))
         let failures = Parallel.run(8) { thread in
             (0..<25).filter { index in
                 (try? receipts.add(Self.receipt("\(thread)-\(index)"))) == nil
@@ -24,16 +24,16 @@ import Testing
         let kept = try receipts.receipts(at: Self.endpoint)
         #expect(kept.count == 200)
         #expect(Set(kept.map(\.id)).count == 200)
-        let mode = try FileManager.default.attributesOfItem(atPath: receipts.file.path)[.posixPermissions] as? Int
+        let mode = try FileManager.default.attributesOfItem(atPath: receipts.file)[.posixPermissions] as? Int
         #expect(mode == 0o600)
     }
 
     @Test func aRecordTornByACrashIsSkippedAndTheNextOneKept() throws {
         let directory = try TemporaryDirectory()
-        let receipts = Receipts(directory: URL(fileURLWithPath: directory.path("data")))
+        let receipts = Receipts(directory: directory.path("data"))
         try receipts.add(Self.receipt("1"))
         // A crash in the middle of the second record's write.
-        let handle = try FileHandle(forWritingTo: receipts.file)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: receipts.file))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(("\n" + #"{"id":"2","tok"#).utf8))
         try handle.close()
@@ -43,10 +43,10 @@ import Testing
 
     @Test func receiptsFromTheEarlierFileAreStillReadAndALaterOneWins() throws {
         let directory = try TemporaryDirectory()
-        let folder = URL(fileURLWithPath: directory.path("data"))
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = directory.path("data")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let legacy = [Self.receipt("7", token: "old"), Self.receipt("8", token: "kept")]
-        try JSONEncoder().encode(legacy).write(to: folder.appendingPathComponent("receipts.json"))
+        try JSONEncoder().encode(legacy).write(to: URL(fileURLWithPath: folder + "/receipts.json"))
         let receipts = Receipts(directory: folder)
         try receipts.add(Self.receipt("7", token: "new"))
         #expect(receipts.token(for: "7", at: Self.endpoint) == "new")

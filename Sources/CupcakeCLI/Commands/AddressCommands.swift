@@ -33,7 +33,7 @@ struct AddressSetCommand: Command {
         } catch {
             throw CLIError(.cannotCreate, error.message)
         }
-        console.print("Saved the delivery address to \(SavedAddress.file(in: directory).path).")
+        console.print("Saved the delivery address to \(SavedAddress.file(in: directory)).")
     }
 }
 

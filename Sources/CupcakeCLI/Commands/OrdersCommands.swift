@@ -124,7 +124,7 @@ extension OrdersListCommand {
         }
         console.printError(
             "The server lists orders only with the staff key; showing the \(orders.count) order"
-                + "\(orders.count == 1 ? "" : "s") placed from this machine (\(receipts.file.path)).")
+                + "\(orders.count == 1 ? "" : "s") placed from this machine (\(receipts.file)).")
         if json {
             let items = orders.map { String(decoding: $0.raw, as: UTF8.self) }.joined(separator: ",")
             console.print(OrderTable.pretty(Data(("[" + items + "]").utf8)))

@@ -134,8 +134,10 @@ struct OrderCommand: Command {
             console.print(JSONOutput.string(confirmation))
             return
         }
-        console.print(confirmation.order.confirmationMessage)
+        // One write for both lines.
         console.print(
-            "Order \(confirmation.id) · \(Money(cents: confirmation.costCents)) · placed \(confirmation.createdAt)")
+            confirmation.order.confirmationMessage + "\n"
+                + "Order \(confirmation.id) · \(Money(cents: confirmation.costCents)) · placed \(confirmation.createdAt)"
+        )
     }
 }

@@ -12,11 +12,7 @@ signal(SIGPIPE, SIG_IGN)
 // answers with 503), not kill the server. (Without this line the server's writing threads
 // happened to survive it too; this makes it a decision rather than an accident.)
 signal(SIGXFSZ, SIG_IGN)
-// The arguments without the program's name (removeFirst: a slice would be one more type for the
-// runtime to look up at start-up).
-var arguments = CommandLine.arguments
-if !arguments.isEmpty { arguments.removeFirst() }
-let status = CommandLineTool.runAndWait(arguments, console: .process)
+let status = CommandLineTool.runAndWait(Array(CommandLine.arguments.dropFirst()), console: .process)
 // Everything was written with write(2) and nothing is buffered, so skip the atexit teardown of
 // Foundation and URLSession: it is a measurable part of a one-shot `cupcake order`.
 _exit(status)

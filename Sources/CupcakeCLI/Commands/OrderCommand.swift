@@ -134,10 +134,8 @@ struct OrderCommand: Command {
             console.print(JSONOutput.string(confirmation))
             return
         }
-        // One write for both lines.
+        console.print(confirmation.order.confirmationMessage)
         console.print(
-            confirmation.order.confirmationMessage + "\n"
-                + "Order \(confirmation.id) · \(Money(cents: confirmation.costCents)) · placed \(confirmation.createdAt)"
-        )
+            "Order \(confirmation.id) · \(Money(cents: confirmation.costCents)) · placed \(confirmation.createdAt)")
     }
 }

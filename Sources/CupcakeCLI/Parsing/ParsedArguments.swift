@@ -3,7 +3,7 @@ package struct ParsedArguments: Sendable {
     /// The values given to options, by key (`--qty`), in the order given; the last one counts.
     /// (A list, not a dictionary: a command line holds a handful, and hashing strings would cost a
     /// one-shot command the Swift runtime's first lookup of `String: Hashable` at start-up.)
-    var values: [(name: String, value: String)] = []
+    var values: [(key: String, value: String)] = []
     /// The flags given, by key.
     var flags: [String] = []
     /// Positional arguments, in order (`-` included).
@@ -15,7 +15,7 @@ package struct ParsedArguments: Sendable {
     package func has(_ key: String) -> Bool { flags.contains(key) }
 
     /// The value of an option, if given.
-    package func value(_ key: String) -> String? { values.last { $0.name == key }?.value }
+    package func value(_ key: String) -> String? { values.last { $0.key == key }?.value }
 
     /// The value of an option parsed as an integer in a range.
     package func integer(_ key: String, in range: ClosedRange<Int>? = nil) throws(CLIError) -> Int? {

@@ -4,7 +4,7 @@ import Foundation
 /// asked, or a fixed set (a test's).
 ///
 /// The process's variables are not copied into a `[String: String]` first: building that
-/// dictionary at every start cost a one-shot command about 0.15 ms, most of it the Swift runtime
+/// dictionary at every start cost a one-shot command about 0.2 ms, most of it the Swift runtime
 /// looking up `String: Hashable` among the binary's thousands of conformance records, for the
 /// handful of variables a command reads. `getenv` is safe here because cupcake never sets a
 /// variable of its own process.

@@ -83,17 +83,9 @@ let package = Package(
             // rather than loaded as libstdc++.so.6: about 0.3 ms of every start. Its symbols stay
             // private to the executable (the static runtime's link hides every archive's), and
             // nothing the client loads (libcurl and its libraries) uses libstdc++.
-            //
-            // And the code a one-shot command runs (Linking/cupcake.order, made by
-            // scripts/link-order) is laid out side by side instead of scattered over 15 MB of
-            // code, so it faults in fewer pages: `--version` 1.55 -> 1.3 ms. Only placement
-            // changes; sections the file names that no longer exist are skipped.
             linkerSettings: [
                 .unsafeFlags(
-                    [
-                        "-Xclang-linker", "-no-pie", "-L\(Context.packageDirectory)/Linking",
-                        "-Xlinker", "--section-ordering-file=\(Context.packageDirectory)/Linking/cupcake.order",
-                    ],
+                    ["-Xclang-linker", "-no-pie", "-L\(Context.packageDirectory)/Linking"],
                     .when(configuration: .release))
             ]),
         .executableTarget(name: "cupcake-server", dependencies: ["CupcakeServerCommands"]),

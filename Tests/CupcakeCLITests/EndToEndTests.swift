@@ -113,37 +113,6 @@ import Testing
     }
 
     /// `cupcake serve` runs in cupcake-server; a `cupcake` copied alone says what is missing.
-    /// The release client is linked with its start-up code laid out in the order
-    /// Linking/cupcake.order gives (scripts/link-order; Package.swift passes it to the linker in
-    /// release builds): many functions the file lists one after the other sit one right after the
-    /// other in the executable (an unordered link has almost none: 11 of 2,668 pairs when this
-    /// was written, against 467), and most listed names still exist (else the file is stale).
-    @Test(.enabled(if: ProcessRunner.testsReleaseClient)) func theStartUpCodeIsLaidOutInTheListedOrder() throws {
-        let orderFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Linking/cupcake.order")
-        let listed = try String(contentsOf: orderFile, encoding: .utf8).split(separator: "\n")
-            .map { String($0.dropFirst(".text.".count)) }
-        #expect(listed.count > 500)
-        let nm = try ProcessRunner.run(
-            URL(fileURLWithPath: "/usr/bin/nm"), ["-S", "--defined-only", ProcessRunner.cupcakeExecutable.path])
-        #expect(nm.status == 0, "\(nm.stderr)")
-        var functions: [String: (address: UInt64, size: UInt64)] = [:]
-        for line in nm.stdout.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count == 4, "tTwW".contains(fields[2]), let address = UInt64(fields[0], radix: 16),
-                let size = UInt64(fields[1], radix: 16)
-            else { continue }
-            functions[String(fields[3])] = (address, size)
-        }
-        let found = listed.compactMap { functions[$0] }
-        #expect(found.count * 10 >= listed.count * 8, "only \(found.count) of \(listed.count): run scripts/link-order")
-        let pairs = zip(found, found.dropFirst())
-        let adjacent = pairs.filter { first, next in
-            next.address > first.address && next.address - first.address <= first.size + 64
-        }.count
-        #expect(adjacent * 10 >= found.count, "\(adjacent) of \(found.count - 1) listed pairs are adjacent")
-    }
-
     @Test func serveWithoutCupcakeServerSaysSo() throws {
         let directory = try TemporaryDirectory()
         let alone = URL(fileURLWithPath: directory.path("cupcake"))

@@ -15,9 +15,8 @@ struct ServeCommandBody: CommandBody {
         let environment = console.environment
         var configuration = ServerConfiguration()
         let explicitFile = arguments.value("--config")
-        let fileURL: URL? =
-            explicitFile.map { URL(fileURLWithPath: $0) }
-            ?? ConfigFiles.userFile(named: "server.json", environment: environment).map { URL(fileURLWithPath: $0) }
+        let fileURL = (explicitFile ?? ConfigFiles.userFile(named: "server.json", environment: environment))
+            .map { URL(fileURLWithPath: $0) }
         if let fileURL {
             let data: Data
             do {

@@ -18,23 +18,15 @@ import Testing
 
     @Test(
         arguments: [
-            // (variables, name, value, nonEmpty)
-            ([("HOME", "/home/a")], "HOME", "/home/a", "/home/a"),
-            ([("HOME", "/home/a"), ("HOME", "/home/b")], "HOME", "/home/b", "/home/b"),
-            ([("HOME", "")], "HOME", "", nil),
-            ([("HOME", "/home/a")], "XDG_DATA_HOME", nil, nil),
-            ([("home", "/home/a")], "HOME", nil, nil),
-            ([], "PATH", nil, nil),
-        ] as [([(String, String)], String, String?, String?)])
-    func aFixedSetHasExactlyItsVariables(
-        variables: [(String, String)], name: String, value: String?, nonEmpty: String?
-    ) {
-        var environment: Environment = [:]
-        switch variables.count {
-        case 0: environment = [:]
-        case 1: environment = [variables[0].0: variables[0].1]
-        default: environment = [variables[0].0: variables[0].1, variables[1].0: variables[1].1]
-        }
+            // (environment, name, value, nonEmpty)
+            (["HOME": "/home/a"], "HOME", "/home/a", "/home/a"),
+            (["HOME": "/home/a", "HOME": "/home/b"], "HOME", "/home/b", "/home/b"),
+            (["HOME": ""], "HOME", "", nil),
+            (["HOME": "/home/a"], "XDG_DATA_HOME", nil, nil),
+            (["home": "/home/a"], "HOME", nil, nil),
+            ([:], "PATH", nil, nil),
+        ] as [(Environment, String, String?, String?)])
+    func aFixedSetHasExactlyItsVariables(environment: Environment, name: String, value: String?, nonEmpty: String?) {
         #expect(environment[name] == value)
         #expect(environment.nonEmpty(name) == nonEmpty)
     }

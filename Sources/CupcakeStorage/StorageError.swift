@@ -22,6 +22,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     public var code: Code
     /// Details, for logs.
     public var message: String
+    /// SQLite's extended result code, when SQLite reported the failure.
+    var sqliteResult: Int32?
 
     /// Creates an error.
     public init(_ code: Code, _ message: String) {

@@ -24,7 +24,8 @@ import Foundation
 /// (docs/RELIABILITY.md, "SQLite's hazards"; `DatabaseLockTests`).
 ///
 /// **A failed sync stops the checkpoints for good, and with them every write** (``failure``;
-/// the store then answers 503 until restarted). The kernel reports a write-back error once
+/// the store then answers 503 until restarted), and so does a commit whose fsync failed
+/// (``halt(_:)``). The kernel reports a write-back error once
 /// per open file: after a failed fsync the next one on the same descriptor succeeds although
 /// the pages never reached the disk, and a checkpoint that then completed would let the next
 /// commit overwrite the WAL frames those pages came from. Stopping keeps the WAL whole; a
@@ -73,6 +74,16 @@ final class Checkpointer: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return storedFailure
+    }
+
+    /// Stops the checkpoints, and with them every write, for a failure met elsewhere: a
+    /// commit whose fsync failed (with full durability every commit fsyncs the WAL, and this
+    /// thread's own sync of it may not come before the disk answers again).
+    func halt(_ failure: StorageError) {
+        condition.lock()
+        defer { condition.unlock() }
+        if storedFailure == nil { storedFailure = failure }
+        condition.broadcast()
     }
 
     private func run() {
@@ -124,12 +135,21 @@ final class Checkpointer: @unchecked Sendable {
 
     /// A failure that must stop the checkpoints: any I/O error (a busy or locked database, or a
     /// full disk, is tried again next time; nothing was counted as copied).
-    private static func fatal(_ code: Int32, _ what: String) -> StorageError? {
+    static func fatal(_ code: Int32, _ what: String) -> StorageError? {
         guard code & 0xff == SQLITE_IOERR else { return nil }
         return StorageError(
             .temporary,
             "\(what) failed (SQLite \(code)), so the database may not hold what the WAL does; no order is "
                 + "stored until cupcake serve is restarted on a healthy disk (every acknowledged order is in the WAL)")
+    }
+
+    /// The failure that stops every write when `error` is a commit's failed fsync
+    /// (`SQLITE_IOERR_FSYNC`, or `SQLITE_IOERR_DIR_FSYNC`), else nil.
+    static func failedSync(_ error: StorageError) -> StorageError? {
+        guard let code = error.sqliteResult, code == SQLITE_IOERR | 4 << 8 || code == SQLITE_IOERR | 5 << 8 else {
+            return nil
+        }
+        return fatal(code, "a commit's fsync")
     }
 
     /// Stops the thread (waiting for a checkpoint in progress), runs a last checkpoint unless

@@ -65,7 +65,6 @@ final class SQLiteConnection {
         try execute(SQLText(sql))
     }
 
-    /// Runs composed constant SQL with no parameters.
     /// What a failed SQLite result means for the caller: a full or failing disk, no memory or a
     /// busy database may pass (the transaction was rolled back); anything else is a failure.
     static func errorCode(_ result: Int32) -> StorageError.Code {
@@ -76,6 +75,14 @@ final class SQLiteConnection {
         }
     }
 
+    /// The error for a failed SQLite result, carrying the result code.
+    static func failure(_ result: Int32, _ message: String) -> StorageError {
+        var error = StorageError(errorCode(result), "\(message) (SQLite \(result))")
+        error.sqliteResult = result
+        return error
+    }
+
+    /// Runs composed constant SQL with no parameters.
     func execute(_ sql: SQLText) throws(StorageError) {
         guard let handle else { throw StorageError(.unavailable, "database is closed") }
         var error: UnsafeMutablePointer<CChar>?
@@ -86,7 +93,7 @@ final class SQLiteConnection {
             if code & 0xff == SQLITE_BUSY {
                 throw StorageError(.unavailable, "\(path) is in use by another process (SQLite \(code))")
             }
-            throw StorageError(Self.errorCode(code), "\(message) (SQLite \(code))")
+            throw Self.failure(code, message)
         }
     }
 
@@ -303,7 +310,7 @@ final class SQLiteStatement {
             if code & 0xff == SQLITE_CONSTRAINT {
                 throw StorageError(.conflict, message)
             }
-            throw StorageError(SQLiteConnection.errorCode(code), "\(message) (SQLite \(code))")
+            throw SQLiteConnection.failure(code, message)
         }
     }
 

@@ -533,7 +533,20 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
         if readersLock.withLock({ closed }) { throw StorageError(.unavailable, "database is closed") }
         if let movedFile { throw Self.movedError(movedFile) }
         if let failure = checkpointer?.failure { throw failure }
-        let result = try body(writer)
+        let result: T
+        do {
+            result = try body(writer)
+        } catch {
+            // A commit whose fsync failed (with full durability every commit fsyncs the WAL)
+            // stops every write until a restart, as a failed sync of the checkpointer does: the
+            // kernel reports a write-back error once, so the next commit's fsync succeeding
+            // would prove nothing. Without this, the writes stopped only if the checkpointer's
+            // own sync of the WAL (every 10 ms) ran while the disk was failing. A failed write
+            // (EFBIG past a file-size limit is SQLite's IOERR_WRITE) is answered 503 and may be
+            // retried, as a full disk is: nothing it wrote was reported written.
+            if let failure = Checkpointer.failedSync(error) { checkpointer?.halt(failure) }
+            throw error
+        }
         // Before anyone is told that the write committed: a commit into a file that has been
         // deleted or renamed is lost to a restart (see DatabaseFiles).
         if let moved = files?.moved() {

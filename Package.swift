@@ -83,9 +83,17 @@ let package = Package(
             // rather than loaded as libstdc++.so.6: about 0.3 ms of every start. Its symbols stay
             // private to the executable (the static runtime's link hides every archive's), and
             // nothing the client loads (libcurl and its libraries) uses libstdc++.
+            //
+            // gcc's unwinder likewise (-static-libgcc: libgcc_eh.a instead of libgcc_s.so.1):
+            // loading libgcc_s and its constructor's CPU probing (cpuid, slow in a VM) took about
+            // 0.1 ms of every start. The executable holds the process's only C++ code, so one
+            // unwinder serves it all; neither libcurl nor any library it loads uses libgcc_s.
             linkerSettings: [
                 .unsafeFlags(
-                    ["-Xclang-linker", "-no-pie", "-L\(Context.packageDirectory)/Linking"],
+                    [
+                        "-Xclang-linker", "-no-pie", "-Xclang-linker", "-static-libgcc",
+                        "-L\(Context.packageDirectory)/Linking",
+                    ],
                     .when(configuration: .release))
             ]),
         .executableTarget(name: "cupcake-server", dependencies: ["CupcakeServerCommands"]),

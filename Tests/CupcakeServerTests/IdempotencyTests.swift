@@ -46,6 +46,48 @@ import Testing
         #expect(try server.orderCount() == 1)
     }
 
+    struct KeyCase: Sendable, CustomTestStringConvertible {
+        /// The Idempotency-Key header as sent.
+        var header: String
+        /// The key it names, or nil when it is refused with 400.
+        var key: String?
+        var testDescription: String {
+            "\(header.debugDescription.prefix(40)) → \(key.map { "key \($0.count) chars" } ?? "400")"
+        }
+    }
+
+    static let keyCases: [KeyCase] = [
+        KeyCase(header: "plain-1", key: "plain-1"),
+        KeyCase(header: " \tpadded-1 \t", key: "padded-1"),
+        KeyCase(header: String(repeating: "k", count: 255), key: String(repeating: "k", count: 255)),
+        KeyCase(header: String(repeating: "k", count: 256), key: nil),
+        KeyCase(header: "two words", key: nil),
+        KeyCase(header: "caf\u{E9}", key: nil),
+        KeyCase(header: "padded\u{A0}", key: nil),
+        KeyCase(header: " \t ", key: nil),
+    ]
+
+    /// A key is its visible ASCII without the spaces and tabs around it: the padded key and the
+    /// bare one are the same request; anything else is refused with 400 and stores nothing.
+    @Test(arguments: keyCases)
+    func aKeyIsItsVisibleASCIIWithoutTheWhitespaceAroundIt(_ example: KeyCase) throws {
+        let server = try TestServer(engine: .sqlite)
+        let first = try RawHTTP.postOrder(
+            port: server.port, json: Self.order, headers: ["Idempotency-Key": example.header])
+        guard let key = example.key else {
+            #expect(first.status == 400)
+            #expect(first.headers["content-type"] == "application/problem+json")
+            #expect(try server.orderCount() == 0)
+            return
+        }
+        #expect(first.status == 201)
+        #expect(first.headers["idempotent-replayed"] == nil)
+        let again = try RawHTTP.postOrder(port: server.port, json: Self.order, headers: ["Idempotency-Key": key])
+        #expect(again.status == 201)
+        #expect(again.headers["idempotent-replayed"] == "true")
+        #expect(try server.orderCount() == 1)
+    }
+
     // 20 (issue 3) and 100 (issue 6) parallel posts with one key: ReliabilityTests.ConcurrencyTests.
 
     @Test func aKeyStillInFlightAnswers409() throws {

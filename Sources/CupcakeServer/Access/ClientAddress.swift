@@ -11,7 +11,7 @@ enum ClientAddress {
         guard trustedProxies.contains(peer), let forwardedFor else { return peer }
         var client = peer
         for hop in forwardedFor.split(separator: ",").reversed() {
-            let address = hop.trimmingCharacters(in: .whitespaces)
+            let address = hop.trimmingOptionalWhitespace
             guard isAddress(address) else { return client }
             client = address
             if !trustedProxies.contains(address) { return address }

@@ -246,7 +246,7 @@ func framingProblem(_ connection: OpaquePointer, needsHost: Bool) -> String? {
                 if strcasecmp(key, "Content-Length") == 0, let value {
                     if let first = framing.pointee.length {
                         let trim = { (text: UnsafePointer<CChar>) in
-                            String(cString: text).trimmingCharacters(in: .whitespaces)
+                            String(cString: text).trimmingOptionalWhitespace
                         }
                         if trim(first) != trim(value) { framing.pointee.lengthsDisagree = true }
                     } else {
@@ -265,7 +265,7 @@ func framingProblem(_ connection: OpaquePointer, needsHost: Bool) -> String? {
             return "The request has both Transfer-Encoding and Content-Length."
         }
         let codings = framing.encodings.joined(separator: ",").split(separator: ",")
-        let last = codings.last.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let last = codings.last.map { $0.trimmingOptionalWhitespace.lowercased() }
         if last != "chunked" {
             return "The request's Transfer-Encoding does not end in chunked."
         }

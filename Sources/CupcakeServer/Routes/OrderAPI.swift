@@ -463,23 +463,16 @@ public final class OrderAPI: HTTPHandler {
         return order
     }
 
-    /// The request's Idempotency-Key without the spaces and tabs around it (a field value's
-    /// optional whitespace, RFC 9110 §5.6.3), nil without one; 400 unless it is 1 to
-    /// ``maximumKeyLength`` visible ASCII characters. Bytes, not Foundation's
-    /// `trimmingCharacters`: that went through NSString and took 40 % of a keyed POST's handler.
+    /// The request's Idempotency-Key without the spaces and tabs around it, nil without one;
+    /// 400 unless it is 1 to ``maximumKeyLength`` visible ASCII characters.
     static func idempotencyKey(_ request: HTTPRequest) throws(Problem) -> String? {
-        guard let header = request.header("idempotency-key") else { return nil }
-        let bytes = Array(header.utf8)
-        var start = 0
-        var end = bytes.count
-        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
-        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
-        let key = bytes[start..<end]
-        guard !key.isEmpty, key.count <= maximumKeyLength, key.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
+        guard let key = request.header("idempotency-key")?.trimmingOptionalWhitespace else { return nil }
+        guard !key.isEmpty, key.utf8.count <= maximumKeyLength, key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E })
+        else {
             throw Problem.badRequest(
                 "Idempotency-Key must be 1 to \(maximumKeyLength) visible ASCII characters (a UUID will do).")
         }
-        return String(decoding: key, as: UTF8.self)
+        return key
     }
 
     /// `application/json`, any `+json` type, with or without parameters such as charset.
@@ -495,7 +488,7 @@ public final class OrderAPI: HTTPHandler {
             throw Problem.unsupportedMediaType(contentType)
         }
         if let encoding = request.header("content-encoding"),
-            encoding.trimmingCharacters(in: .whitespaces).lowercased() != "identity"
+            encoding.trimmingOptionalWhitespace.lowercased() != "identity"
         {
             throw Problem.unsupportedEncoding(encoding)
         }

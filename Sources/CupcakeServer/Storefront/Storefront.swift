@@ -59,7 +59,7 @@ enum Storefront {
         ]
         if let ifNoneMatch,
             ifNoneMatch.split(separator: ",").contains(where: {
-                let tag = $0.trimmingCharacters(in: .whitespaces)
+                let tag = $0.trimmingOptionalWhitespace
                 return tag == asset.etag || tag == "W/" + asset.etag || tag == "*"
             })
         {

@@ -25,10 +25,10 @@ import Foundation
 ///
 /// **A failed sync stops the checkpoints for good, and with them every write** (``failure``;
 /// the store then answers 503 until restarted), and so does a commit whose fsync failed
-/// (``halt(_:)``). The kernel reports a write-back error once
-/// per open file: after a failed fsync the next one on the same descriptor succeeds although
-/// the pages never reached the disk, and a checkpoint that then completed would let the next
-/// commit overwrite the WAL frames those pages came from. Stopping keeps the WAL whole; a
+/// (``halt(_:)``). The kernel reports a write-back error once per open file: after a failed
+/// fsync the next one on the same descriptor succeeds although the pages never reached the
+/// disk, and a checkpoint that then completed would let the next commit overwrite the WAL
+/// frames those pages came from. Stopping keeps the WAL whole; a
 /// restart copies it into the database again. `FailingSyncTests` runs this with fsync failing.
 final class Checkpointer: @unchecked Sendable {
     // Safe: `stopping`, `finished` and `storedFailure` are only touched while holding

@@ -81,7 +81,7 @@ public struct SavedAddress: Sendable, Equatable, Codable {
         let path = file(in: directory)
         guard PrivateFiles.exists(path) else { return false }
         guard unlink(path) == 0 else {
-            throw CheckoutError(.configuration, "Cannot remove \(path): \(String(cString: strerror(errno)))")
+            throw CheckoutError(.configuration, "Cannot remove \(path): \(PrivateFiles.FileError(path: path).reason)")
         }
         PrivateFiles.syncFolder(directory)
         return true

@@ -79,6 +79,11 @@ final class Checkpointer: @unchecked Sendable {
     /// Stops the checkpoints, and with them every write, for a failure met elsewhere: a
     /// commit whose fsync failed (with full durability every commit fsyncs the WAL, and this
     /// thread's own sync of it may not come before the disk answers again).
+    ///
+    /// Called by the writer with the store's write lock held, then taking `condition`, as
+    /// ``failure`` is read there too: the lock order is always the write lock, then `condition`.
+    /// The thread never waits for the write lock while holding `condition` (it lets go of it
+    /// before each checkpoint cycle, whose last pass takes the write lock), so no deadlock.
     func halt(_ failure: StorageError) {
         condition.lock()
         defer { condition.unlock() }

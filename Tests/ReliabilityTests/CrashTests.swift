@@ -71,11 +71,18 @@ import Testing
             for entry in sent {
                 guard let id = entry.acknowledgedID else { continue }
                 acknowledged += 1
+                let asked = Date()
                 let stored = try RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes/\(id)")
-                // When no answer came (status 0), say whether the request reached the server at all.
+                // When no answer came (status 0), say how long it waited, whether the request
+                // reached the server at all, and what a second GET gets.
                 #expect(
                     stored.status == 200,
-                    "acknowledged order \(id) lost after kill \(round + 1); GET logged: \(server.log.contains("GET /api/cupcakes/\(id) "))"
+                    """
+                    acknowledged order \(id) lost after kill \(round + 1); no answer after \
+                    \(Date().timeIntervalSince(asked)) s; GET logged: \(server.log.contains("GET /api/cupcakes/\(id) ")); \
+                    again: \((try? RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes/\(id)"))?.status ?? -1); \
+                    log tail: \(server.log.suffix(600))
+                    """
                 )
                 #expect(
                     (stored.json?["data"] as? [String: Any])?["name"] as? String

@@ -33,7 +33,7 @@ ensure_command() {
 
 # The Debian packages every build needs: the C libraries behind the system-library targets
 # (CSQLite, CMicroHTTPD, CCurl, CCrypto for OpenSSL's libcrypto, CPostgres for libpq).
-BUILD_PACKAGES=(pkg-config libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libpq-dev)
+BUILD_PACKAGES=(pkg-config libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libpq-dev libjansson-dev)
 
 # build_release: the release `cupcake` (the client) and `cupcake-server` (which `cupcake serve`
 # and `cupcake backup` start in their place), with the Swift runtime and Foundation linked in

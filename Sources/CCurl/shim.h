@@ -21,6 +21,7 @@ struct cupcake_curl {
     struct curl_slist *(*slist_append)(struct curl_slist *list, const char *text);
     void (*slist_free_all)(struct curl_slist *list);
     curl_version_info_data *(*version_info)(CURLversion age);
+    time_t (*getdate)(const char *text, const time_t *unused);
 };
 
 /* Opens libcurl and fills `api`; returns NULL, or dlerror's message when it cannot. */
@@ -41,6 +42,7 @@ static inline const char *cupcake_curl_open(struct cupcake_curl *api) {
     CUPCAKE_CURL_SYMBOL(slist_append, "curl_slist_append")
     CUPCAKE_CURL_SYMBOL(slist_free_all, "curl_slist_free_all")
     CUPCAKE_CURL_SYMBOL(version_info, "curl_version_info")
+    CUPCAKE_CURL_SYMBOL(getdate, "curl_getdate")
 #undef CUPCAKE_CURL_SYMBOL
     return NULL;
 }
@@ -77,6 +79,11 @@ static inline void cupcake_curl_slist_free_all(const struct cupcake_curl *api, s
 /* The libcurl version string ("7.88.1"). */
 static inline const char *cupcake_curl_version(const struct cupcake_curl *api) {
     return api->version_info(CURLVERSION_NOW)->version;
+}
+
+/* An HTTP date (RFC 9110's IMF-fixdate and the two obsolete forms) as seconds since the epoch, or -1. */
+static inline time_t cupcake_curl_getdate(const struct cupcake_curl *api, const char *text) {
+    return api->getdate(text, NULL);
 }
 
 /* curl_easy_setopt, one typed wrapper per kind of argument the checkout client uses. */

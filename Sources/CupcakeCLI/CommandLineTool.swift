@@ -1,6 +1,6 @@
 import CupcakeCheckout
 import CupcakeDomain
-import Foundation
+import Dispatch
 
 /// The `cupcake` command line: finds the subcommand, parses, validates, runs, and maps every
 /// failure to one message and one exit code. Only `main` exits.

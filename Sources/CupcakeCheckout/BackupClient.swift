@@ -1,5 +1,5 @@
 import CupcakeDomain
-import Foundation
+import FoundationEssentials
 
 /// Downloads a consistent copy of a running `cupcake serve`'s database (`GET …/api/backup`, the
 /// order endpoint's sibling), with the same transport, retries and credentials as placing an

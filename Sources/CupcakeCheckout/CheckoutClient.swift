@@ -1,5 +1,5 @@
 import CupcakeDomain
-import Foundation
+import FoundationEssentials
 
 /// Places orders with an endpoint.
 ///

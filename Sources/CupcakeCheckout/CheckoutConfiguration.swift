@@ -1,4 +1,5 @@
-import Foundation
+import CupcakeDomain
+import FoundationEssentials
 
 /// Where and how `cupcake order` sends orders.
 ///
@@ -58,60 +59,60 @@ public struct CheckoutConfiguration: Sendable, Equatable {
     }
 
     mutating func apply(json data: Data) throws(CheckoutError) {
-        let parsed: Any
-        do {
-            parsed = try JSONSerialization.jsonObject(with: data)
+        let parsed: JSONValue
+        do throws(JSONSyntaxError) {
+            parsed = try JSONValue.parse(data)
         } catch {
-            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "not JSON"
-            throw CheckoutError(.configuration, "is not valid JSON (\(detail))")
+            throw CheckoutError(.configuration, "is not valid JSON (\(error))")
         }
-        guard let object = parsed as? [String: Any] else {
+        guard let members = parsed.members else {
             throw CheckoutError(.configuration, "must be a JSON object")
         }
-        for key in object.keys where !Self.keys.contains(key) && !key.hasPrefix("$") {
+        for member in members where !Self.keys.contains(member.key) && !member.key.hasPrefix("$") {
             throw CheckoutError(
-                .configuration, "has an unknown key '\(key)' (known: \(Self.keys.joined(separator: ", ")))")
+                .configuration, "has an unknown key '\(member.key)' (known: \(Self.keys.joined(separator: ", ")))")
         }
-        if let value = object["endpoint"] {
-            guard let text = value as? String else {
+        if let value = parsed["endpoint"] {
+            guard let text = value.string else {
                 throw CheckoutError(.configuration, "'endpoint' must be a string")
             }
             endpoint = try Self.endpoint(text, source: "'endpoint'")
         }
-        if let value = object["apiKey"], !(value is NSNull) {
-            guard let text = value as? String else { throw CheckoutError(.configuration, "'apiKey' must be a string") }
+        if let value = parsed["apiKey"], value != .null {
+            guard let text = value.string else { throw CheckoutError(.configuration, "'apiKey' must be a string") }
             apiKey = text.isEmpty ? nil : text
         }
-        if let value = object["staffKey"], !(value is NSNull) {
-            guard let text = value as? String else {
+        if let value = parsed["staffKey"], value != .null {
+            guard let text = value.string else {
                 throw CheckoutError(.configuration, "'staffKey' must be a string")
             }
             staffKey = text.isEmpty ? nil : text
         }
-        if let value = object["caFile"], !(value is NSNull) {
-            guard let text = value as? String, !text.isEmpty else {
+        if let value = parsed["caFile"], value != .null {
+            guard let text = value.string, !text.isEmpty else {
                 throw CheckoutError(.configuration, "'caFile' must be the path of a PEM file")
             }
             caFile = text
         }
-        if let value = object["timeoutSeconds"] {
-            guard let number = value as? NSNumber, String(cString: number.objCType) != "c", number.doubleValue > 0,
-                number.doubleValue.isFinite
-            else { throw CheckoutError(.configuration, "'timeoutSeconds' must be a positive number") }
-            timeoutSeconds = number.doubleValue
+        if let value = parsed["timeoutSeconds"] {
+            guard let seconds = Self.number(value), seconds > 0, seconds.isFinite else {
+                throw CheckoutError(.configuration, "'timeoutSeconds' must be a positive number")
+            }
+            timeoutSeconds = seconds
         }
-        if let value = object["retries"] {
-            guard let number = value as? NSNumber, String(cString: number.objCType) != "c",
-                number.doubleValue == Double(number.intValue), (0...10).contains(number.intValue)
-            else { throw CheckoutError(.configuration, "'retries' must be a whole number in 0...10") }
-            retries = number.intValue
+        if let value = parsed["retries"] {
+            guard let number = Self.number(value), let count = Int(exactly: number), (0...10).contains(count) else {
+                throw CheckoutError(.configuration, "'retries' must be a whole number in 0...10")
+            }
+            retries = count
         }
-        if let value = object["headers"] {
-            guard let table = value as? [String: Any] else {
+        if let value = parsed["headers"] {
+            guard let table = value.members else {
                 throw CheckoutError(.configuration, "'headers' must be an object of header names to strings")
             }
-            for (name, value) in table {
-                guard let text = value as? String else {
+            for member in table {
+                let name = member.key
+                guard let text = member.value.string else {
                     throw CheckoutError(.configuration, "header '\(name)' must be a string")
                 }
                 guard Self.isToken(name), !text.contains(where: { $0 == "\r" || $0 == "\n" }) else {
@@ -119,6 +120,15 @@ public struct CheckoutConfiguration: Sendable, Equatable {
                 }
                 headers[name] = text
             }
+        }
+    }
+
+    /// A JSON number as a `Double` (booleans are not numbers here).
+    private static func number(_ value: JSONValue) -> Double? {
+        switch value {
+        case .integer(let number): Double(number)
+        case .number(let number): number
+        default: nil
         }
     }
 

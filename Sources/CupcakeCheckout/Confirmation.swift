@@ -1,5 +1,5 @@
 import CupcakeDomain
-import Foundation
+import FoundationEssentials
 
 /// The endpoint's answer to a placed order, as reqres writes it: the echoed order plus `id` (a
 /// string or a number) and `createdAt` (with or without fractional seconds); our own server adds
@@ -28,14 +28,14 @@ public struct Confirmation: Sendable, Equatable, Encodable {
         try decode(data, sent: sent, quick: true)
     }
 
-    /// The same; `quick: false` reads even a flat answer with JSONSerialization (the tests
+    /// The same; `quick: false` reads even a flat answer in full (the tests
     /// compare the two ways).
     package static func decode(_ data: Data, sent: Order, quick: Bool) throws(CheckoutError) -> Confirmation {
         let echoed: Order
         let fields: Fields
         // The common answer, one flat object (our server's and reqres's), is read in one pass by
-        // the order's own reader, without JSONSerialization's untyped values (which cost a
-        // one-shot `cupcake order` a noticeable part of its time); anything else in full.
+        // the order's own reader, without building a whole document's values; anything else in
+        // full.
         if quick, let flat = data.withUnsafeBytes({ Order.decodeFlat(json: $0.bindMemory(to: UInt8.self)) }) {
             echoed = flat.order
             fields = Fields(flat.others)
@@ -89,59 +89,49 @@ public struct Confirmation: Sendable, Equatable, Encodable {
             }
         }
 
-        /// From JSONSerialization's values.
-        init(_ body: [String: Any]) {
+        /// From a whole document's object.
+        init(_ body: JSONValue) {
             switch body["id"] {
-            case let text as String where !text.isEmpty: id = text
-            case let number as NSNumber where !Confirmation.isBoolean(number): id = number.stringValue
+            case .string(let text)? where !text.isEmpty: id = text
+            case .integer(let number)?: id = String(number)
+            case .number(let number)?: id = "\(number)"
             default: id = nil
             }
-            createdAt = body["createdAt"] as? String
-            if let number = body["costCents"] as? NSNumber, !Confirmation.isBoolean(number) {
-                costCents = number.intValue
+            createdAt = body["createdAt"]?.string
+            switch body["costCents"] {
+            case .integer(let number)?: costCents = Int(exactly: number)
+            case .number(let number)?: costCents = Int(exactly: number)
+            default: costCents = nil
             }
-            currency = body["currency"] as? String
-            receiptToken = body["receiptToken"] as? String
-            isFavorite = Confirmation.isTrue(body["isFavorite"])
+            currency = body["currency"]?.string
+            receiptToken = body["receiptToken"]?.string
+            isFavorite = body["isFavorite"] == .bool(true)
         }
     }
 
-    /// Reads any answer with JSONSerialization: the order (perhaps wrapped in reqres's "data")
-    /// and the fields beside it.
+    /// Reads any answer in full: the order (perhaps wrapped in reqres's "data") and the fields
+    /// beside it.
     private static func readInFull(_ data: Data) throws(CheckoutError) -> (Order, Fields) {
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+        guard let object = try? JSONValue.parse(data), object.members != nil else {
             throw CheckoutError(.protocolError, "The endpoint's answer is not a JSON object: \(preview(data)).")
         }
         // reqres-style single resources may wrap the order in "data".
-        let wrapped = (object["data"] as? [String: Any]).flatMap { $0["id"] != nil ? $0 : nil }
+        let wrapped = object["data"].flatMap { $0.members != nil && $0["id"] != nil ? $0 : nil }
         let echoed: Order
         do {
             // The answer itself when it is the order (our server's case), without writing it again.
-            echoed = try Order.decode(json: wrapped.map { try JSONSerialization.data(withJSONObject: $0) } ?? data)
+            echoed = try Order.decode(json: wrapped.map { Data($0.text().utf8) } ?? data)
         } catch {
             throw CheckoutError(.protocolError, "The endpoint's answer does not echo the order: \(error).")
         }
         return (echoed, Fields(wrapped ?? object))
     }
 
-    /// Whether JSONSerialization's number is a boolean (`true`/`false` arrive as NSNumber too).
-    static func isBoolean(_ number: NSNumber) -> Bool {
-        let code = String(cString: number.objCType)
-        return code == "c" || code == "B"
-    }
-
-    /// Whether a value from JSONSerialization is the boolean `true`. (It arrives as an NSNumber;
-    /// `as? Bool` bridges through a protocol the Swift runtime has to look up, a noticeable part
-    /// of a one-shot `cupcake order`.)
-    static func isTrue(_ value: Any?) -> Bool {
-        guard let number = value as? NSNumber else { return false }
-        return isBoolean(number) && number.boolValue
-    }
-
     /// The answer's start, for messages: at most 80 characters on one line.
     static func preview(_ data: Data) -> String {
-        let text = String(decoding: data.prefix(120), as: UTF8.self)
-            .replacingOccurrences(of: "\n", with: " ").trimmingCharacters(in: .whitespaces)
+        let start = String(decoding: data.prefix(120), as: UTF8.self)
+        let text = String(String.UnicodeScalarView(start.unicodeScalars.map { $0 == "\n" ? " " : $0 }))
+            .trimmingWhitespace()
         if text.isEmpty { return "an empty body" }
         return "'" + (text.count > 80 ? String(text.prefix(80)) + "…" : text) + "'"
     }

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// The environment variables a command reads: the process's own, looked up one by one when
 /// asked, or a fixed set (a test's).

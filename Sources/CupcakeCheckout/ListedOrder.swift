@@ -1,5 +1,5 @@
 import CupcakeDomain
-import Foundation
+import FoundationEssentials
 
 /// An order as the endpoint lists it, read leniently: any field may be missing or of the wrong
 /// type (another server, an older one), and is then shown with a fallback instead of failing.
@@ -24,25 +24,27 @@ public struct ListedOrder: Sendable, Equatable {
     public var raw: Data
 
     /// Reads one element of `data`.
-    public init(json object: [String: Any]) {
+    public init(json object: JSONValue) {
         func integer(_ key: String) -> Int? {
-            guard let number = object[key] as? NSNumber, String(cString: number.objCType) != "c" else { return nil }
-            return number.doubleValue == Double(number.intValue) ? number.intValue : nil
+            switch object[key] {
+            case .integer(let number)?: Int(exactly: number)
+            case .number(let number)?: Int(exactly: number)
+            default: nil
+            }
         }
         switch object["id"] {
-        case let text as String: id = text
-        case let number as NSNumber where String(cString: number.objCType) != "c": id = number.stringValue
+        case .string(let text)?: id = text
+        case .integer(let number)?: id = String(number)
+        case .number(let number)?: id = "\(number)"
         default: id = nil
         }
-        createdAt = object["createdAt"] as? String
-        name = object["name"] as? String
+        createdAt = object["createdAt"]?.string
+        name = object["name"]?.string
         type = integer("type")
         quantity = integer("quantity")
         costCents = integer("costCents")
-        isFavorite = (object["isFavorite"] as? NSNumber).flatMap {
-            String(cString: $0.objCType) == "c" ? $0.boolValue : nil
-        }
-        raw = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        isFavorite = object["isFavorite"]?.bool
+        raw = Data((object.members != nil ? object : .object([])).text(sortedKeys: true).utf8)
         order = try? Order.decode(json: raw)
     }
 
@@ -76,17 +78,16 @@ public struct OrderListPage: Sendable {
     ///
     /// - Throws: ``CheckoutError`` (protocol) when it is not an object with a `data` array.
     public init(json data: Data) throws(CheckoutError) {
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-            let items = object["data"] as? [Any]
+        guard let object = try? JSONValue.parse(data), object.members != nil, let items = object["data"]?.elements
         else {
             throw CheckoutError(
                 .protocolError, "The endpoint's list is not reqres's shape: \(Confirmation.preview(data)).")
         }
-        page = object["page"] as? Int
-        perPage = object["per_page"] as? Int
-        total = object["total"] as? Int
-        totalPages = object["total_pages"] as? Int
-        orders = items.map { ListedOrder(json: $0 as? [String: Any] ?? [:]) }
+        page = object["page"]?.integer
+        perPage = object["per_page"]?.integer
+        total = object["total"]?.integer
+        totalPages = object["total_pages"]?.integer
+        orders = items.map { ListedOrder(json: $0) }
         raw = data
     }
 }

@@ -1,5 +1,5 @@
 import CupcakeDomain
-import Foundation
+import FoundationEssentials
 
 /// Reads and changes the order history at the collection the configured order endpoint names
 /// (`…/api/cupcakes`), with the same transport, retries and credentials as placing an order.
@@ -45,7 +45,9 @@ public final class OrdersClient: Sendable {
         if let perPage = listing.perPage { items.append(URLQueryItem(name: "per_page", value: String(perPage))) }
         components?.queryItems = items.isEmpty ? nil : items
         // `+` is a space to some servers: encode it, and the other reserved characters, strictly.
-        let query = components?.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        let query = components?.percentEncodedQuery.map {
+            $0.split(separator: "+", omittingEmptySubsequences: false).joined(separator: "%2B")
+        }
         components?.percentEncodedQuery = query
         guard let url = components?.url else {
             throw CheckoutError(
@@ -101,20 +103,37 @@ public final class OrdersClient: Sendable {
     }
 
     private func url(_ id: String) throws(CheckoutError) -> URL {
-        let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))
-        guard !id.isEmpty, let escaped = id.addingPercentEncoding(withAllowedCharacters: allowed) else {
+        guard !id.isEmpty else {
             throw CheckoutError(.notFound, "An order id must not be empty.")
         }
-        return transport.configuration.endpoint.appendingPathComponent(escaped, isDirectory: false)
+        return transport.configuration.endpoint.appendingPathComponent(Self.pathSegment(id), isDirectory: false)
+    }
+
+    /// `id` as one path segment: every byte but RFC 3986's unreserved characters and the
+    /// sub-delimiters, `:` and `@` percent-encoded (so `/`, `?`, `#`, `%` and spaces are).
+    static func pathSegment(_ id: String) -> String {
+        let kept = "!$&'()*+,-.:=@_~".utf8
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        for byte in id.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                bytes.append(byte)
+            case _ where kept.contains(byte): bytes.append(byte)
+            default: bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private func single(_ answer: Transport.Answer, id: String) throws(CheckoutError) -> ListedOrder {
         if answer.status == 404 { throw notFound(id) }
-        guard let object = (try? JSONSerialization.jsonObject(with: answer.data)) as? [String: Any] else {
+        guard let object = try? JSONValue.parse(answer.data), object.members != nil else {
             throw CheckoutError(
                 .protocolError, "The endpoint's answer is not a JSON object: \(Confirmation.preview(answer.data)).")
         }
-        return ListedOrder(json: object["data"] as? [String: Any] ?? object)
+        return ListedOrder(json: object["data"].flatMap { $0.members != nil ? $0 : nil } ?? object)
     }
 
     private func notFound(_ id: String) -> CheckoutError {

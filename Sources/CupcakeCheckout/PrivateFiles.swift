@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Files only the user may read: mode 0600 from the moment they exist (never briefly readable by
 /// others, whatever the umask), in a folder of mode 0700 when cupcake creates it, written beside
@@ -74,6 +75,13 @@ public enum PrivateFiles {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileError(path: path) }
         defer { close(descriptor) }
+        return try read(descriptor: descriptor, path: path)
+    }
+
+    /// All that can be read from `descriptor` until its end (`path` names it in an error).
+    ///
+    /// - Throws: the reason, as `strerror` gives it.
+    public static func read(descriptor: Int32, path: String) throws(FileError) -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {

@@ -1,5 +1,6 @@
 import CupcakeDomain
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The receipts of the orders this machine placed, kept so that the app key can reach them again
 /// (`cupcake orders show/favorite/cancel ID`): each order's id, its receipt token, and the

@@ -1,4 +1,6 @@
-import Foundation
+import CCurl
+import FoundationEssentials
+import Glibc
 
 /// When and how long to wait before trying again: exponential backoff with full jitter (0.5 s
 /// base, 5 s cap), or the server's Retry-After when it gives one (at most 60 s).
@@ -34,15 +36,15 @@ public struct RetryPolicy: Sendable {
         return exponential / 2 + exponential / 2 * random
     }
 
-    /// Retry-After as delta-seconds or an HTTP date.
+    /// Retry-After as delta-seconds or an HTTP date ("Sun, 06 Nov 1994 08:49:37 GMT", or
+    /// RFC 9110's two obsolete forms), read by libcurl's `curl_getdate`. A retry comes after a
+    /// request, so libcurl is loaded by then.
     static func seconds(retryAfter text: String, now: Date = Date()) -> Double? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespace()
         if let seconds = Double(trimmed), seconds.isFinite { return seconds }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed) else { return nil }
-        return date.timeIntervalSince(now)
+        guard !trimmed.isEmpty, case .success(let api) = CurlLibrary.shared.api else { return nil }
+        let time = trimmed.withCString { cupcake_curl_getdate(api, $0) }
+        guard time != -1 else { return nil }
+        return Double(time) - now.timeIntervalSince1970
     }
 }

@@ -1,5 +1,6 @@
 import CupcakeDomain
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The saved delivery address (the app's UserDefaults challenge, for a CLI): JSON in
 /// `$XDG_CONFIG_HOME/cupcake/address.json`, written atomically.
@@ -71,7 +72,7 @@ public struct SavedAddress: Sendable, Equatable, Codable {
         } catch let error as PrivateFiles.FileError {
             throw CheckoutError(.configuration, "Cannot write \(error.path): \(error.reason)")
         } catch {
-            throw CheckoutError(.configuration, "Cannot write \(path): \(FileErrorText.reason(error))")
+            throw CheckoutError(.configuration, "Cannot write \(path): \(error)")
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Order: Codable {
     /// The wire keys, exactly as the Cupcake Corner app sends them.
@@ -64,11 +64,14 @@ extension Order {
             return order
         }
         let bytes = Data(data)
+        // Strict JSON first: JSONDecoder accepts a trailing comma (`{"type":2,}`), jansson does
+        // not, and says where the text went wrong.
+        guard (try? JSONValue.parse(bytes)) != nil else {
+            throw OrderDecodingError.diagnose(bytes, decodingError: nil)
+        }
         // The fast path refuses a repeated key; here it is an error of its own (see
         // JSONDuplicateKeys), before JSONDecoder would quietly keep the first value.
-        if let key = JSONDuplicateKeys.first(in: bytes),
-            (try? JSONSerialization.jsonObject(with: bytes, options: .fragmentsAllowed)) != nil
-        {
+        if let key = JSONDuplicateKeys.first(in: bytes) {
             throw OrderDecodingError(kind: .duplicateKey(key))
         }
         do {

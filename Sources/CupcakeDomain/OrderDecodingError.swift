@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why a JSON body is not an order: malformed JSON (with line and column), a body that is not
 /// an object, or keys that are missing or wrongly typed (each named by its wire key).
@@ -54,29 +54,30 @@ public struct OrderDecodingError: Error, Sendable, Equatable, CustomStringConver
     }
 
     /// Explains why `data` did not decode as an order, re-reading it to find the position or key.
-    static func diagnose(_ data: Data, decodingError: any Error) -> OrderDecodingError {
+    static func diagnose(_ data: Data, decodingError: (any Error)?) -> OrderDecodingError {
         if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             return OrderDecodingError(kind: .unreadable(reason: "the input is empty"))
         }
-        let parsed: Any
-        do {
-            parsed = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        let parsed: JSONValue
+        do throws(JSONSyntaxError) {
+            parsed = try JSONValue.parse(data)
         } catch {
-            return syntaxError(data, error)
+            return OrderDecodingError(
+                kind: .malformed(line: error.line, column: error.column, reason: sentence(error.reason)))
         }
-        guard let object = parsed as? [String: Any] else {
+        guard case .object = parsed else {
             return OrderDecodingError(kind: .notAnObject(found: JSONValueKind(parsed).noun))
         }
-        let problems = keyProblems(object)
+        let problems = keyProblems(parsed)
         if problems.isEmpty {
-            // JSONSerialization read it and every key looks right, yet the decoder refused it.
+            // jansson read it and every key looks right, yet the decoder refused it.
             let reason = (decodingError as? DecodingError).map(Self.describe) ?? "the order could not be read"
             return OrderDecodingError(kind: .unreadable(reason: reason))
         }
         return OrderDecodingError(kind: .keys(problems))
     }
 
-    private static func keyProblems(_ object: [String: Any]) -> [KeyProblem] {
+    private static func keyProblems(_ object: JSONValue) -> [KeyProblem] {
         typealias Key = Order.CodingKeys
         var problems: [KeyProblem] = []
         for key in Key.allCases {
@@ -104,40 +105,12 @@ public struct OrderDecodingError: Error, Sendable, Equatable, CustomStringConver
         return problems
     }
 
-    private static func syntaxError(_ data: Data, _ error: any Error) -> OrderDecodingError {
-        let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "not valid JSON"
-        // Foundation says "… around character N." (a 0-based byte offset); turn it into line:column.
-        let offset: Int
-        if let range = detail.range(of: "character "),
-            let position = Int(detail[range.upperBound...].prefix(while: \.isNumber))
-        {
-            offset = position
-        } else if detail.lowercased().contains("end of file") {
-            offset = data.count  // it ran out: the position is the end of the input
-        } else {
-            return OrderDecodingError(kind: .unreadable(reason: sentence(detail)))
-        }
-        var reason = detail
-        if let around = reason.range(of: " around character") {
-            reason = String(reason[..<around.lowerBound])
-        }
-        var line = 1
-        var lineStart = 0
-        for (index, byte) in data.prefix(offset).enumerated() where byte == 0x0A {
-            line += 1
-            lineStart = index + 1
-        }
-        let column =
-            String(
-                decoding: data[data.startIndex + lineStart..<data.startIndex + min(offset, data.count)], as: UTF8.self
-            ).count + 1
-        return OrderDecodingError(kind: .malformed(line: line, column: column, reason: sentence(reason)))
-    }
-
     private static func sentence(_ text: String) -> String {
-        var text = text.trimmingCharacters(in: .whitespaces)
+        var text = Substring(text)
+        while text.first == " " { text.removeFirst() }
+        while text.last == " " { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }
-        guard let first = text.first else { return text }
+        guard let first = text.first else { return String(text) }
         return first.lowercased() + text.dropFirst()
     }
 

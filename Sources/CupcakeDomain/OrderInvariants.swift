@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The properties every layer relies on, checked for one raw input: the fuzz target
 /// (fuzz/OrderFuzzer.swift) traps when any is broken, and the test suite replays every saved

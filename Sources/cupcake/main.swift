@@ -1,5 +1,5 @@
 import CupcakeCLI
-import Foundation
+import Glibc
 
 // First, before anything opens a descriptor: the async runtime's first step takes two (an epoll
 // and an eventfd), which would otherwise be numbers 1 and 2 when standard output and error are
@@ -13,6 +13,6 @@ signal(SIGPIPE, SIG_IGN)
 // happened to survive it too; this makes it a decision rather than an accident.)
 signal(SIGXFSZ, SIG_IGN)
 let status = CommandLineTool.runAndWait(Array(CommandLine.arguments.dropFirst()), console: .process)
-// Everything was written with write(2) and nothing is buffered, so skip the atexit teardown of
-// Foundation and URLSession: it is a measurable part of a one-shot `cupcake order`.
+// Everything was written with write(2) and nothing is buffered, so skip the atexit handlers: the
+// runtime's teardown is a measurable part of a one-shot `cupcake order`.
 _exit(status)

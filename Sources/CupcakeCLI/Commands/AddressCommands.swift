@@ -1,6 +1,5 @@
 import CupcakeCheckout
 import CupcakeDomain
-import Foundation
 
 /// `cupcake address set`: validates and saves the delivery address.
 struct AddressSetCommand: Command {

@@ -1,5 +1,4 @@
 import CupcakeCheckout
-import Foundation
 
 /// The options that pick and reach an endpoint, shared by `order` and `orders`.
 package enum EndpointOptions {

@@ -1,6 +1,6 @@
 import CupcakeCheckout
 import CupcakeDomain
-import Foundation
+import FoundationEssentials
 
 /// `cupcake order`: validates the whole order and places it with the endpoint.
 struct OrderCommand: Command {
@@ -107,7 +107,7 @@ struct OrderCommand: Command {
                 case .attempt(let number, let total) where number > 1:
                     status.show("Placing order… (try \(number) of \(total))")
                 case .waiting(let seconds, let reason):
-                    status.show("\(reason); retrying in \(String(format: "%.1f", seconds)) s…")
+                    status.show("\(reason); retrying in \(Self.tenths(seconds)) s…")
                 default:
                     break
                 }
@@ -137,5 +137,11 @@ struct OrderCommand: Command {
         console.print(confirmation.order.confirmationMessage)
         console.print(
             "Order \(confirmation.id) · \(Money(cents: confirmation.costCents)) · placed \(confirmation.createdAt)")
+    }
+
+    /// Seconds to one decimal place ("1.5"), for the retry line.
+    static func tenths(_ seconds: Double) -> String {
+        let tenths = Int((max(0, seconds) * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
     }
 }

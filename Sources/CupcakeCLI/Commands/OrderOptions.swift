@@ -1,5 +1,4 @@
 import CupcakeDomain
-import Foundation
 
 /// The options that describe an order, shared by `price` and `order`, and how they combine with
 /// order JSON on standard input.

@@ -1,6 +1,6 @@
 import CupcakeCheckout
 import CupcakeDomain
-import Foundation
+import FoundationEssentials
 
 /// `cupcake orders list`: a page of the history as an aligned table.
 struct OrdersListCommand: Command {
@@ -94,7 +94,7 @@ struct OrdersListCommand: Command {
             console.print("No orders.")
             return
         }
-        for line in OrderTable.render(orders, timeZone: OrderTable.timeZone(console.environment)) {
+        for line in OrderTable.render(orders) {
             console.print(line)
         }
         let pages = page.totalPages.map(String.init) ?? "?"
@@ -133,7 +133,7 @@ extension OrdersListCommand {
         if orders.isEmpty {
             console.print("No orders.")
         } else {
-            for line in OrderTable.render(orders, timeZone: OrderTable.timeZone(console.environment)) {
+            for line in OrderTable.render(orders) {
                 console.print(line)
             }
         }
@@ -176,7 +176,7 @@ struct OrdersShowCommand: Command {
             console.print(OrderTable.pretty(order.raw))
             return
         }
-        for line in OrderTable.details(order, timeZone: OrderTable.timeZone(console.environment)) {
+        for line in OrderTable.details(order) {
             console.print(line)
         }
     }

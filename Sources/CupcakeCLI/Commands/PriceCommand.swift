@@ -1,5 +1,4 @@
 import CupcakeDomain
-import Foundation
 
 /// `cupcake price`: the line items and total of an order; no address needed.
 struct PriceCommand: Command {

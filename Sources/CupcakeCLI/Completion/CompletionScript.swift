@@ -96,11 +96,11 @@ enum CompletionScript {
 
     /// `name:description` for `_describe`, with the colons in the name escaped.
     private static func described(_ name: String, _ abstract: String) -> String {
-        "'" + name.replacingOccurrences(of: ":", with: "\\:") + ":" + quoted(abstract) + "'"
+        "'" + name.replacing(":", with: "\\:") + ":" + quoted(abstract) + "'"
     }
 
     /// Text inside single quotes.
-    private static func quoted(_ text: String) -> String { text.replacingOccurrences(of: "'", with: "'\\''") }
+    private static func quoted(_ text: String) -> String { text.replacing("'", with: "'\\''") }
 
     static func zsh(_ tree: CommandTree) -> String {
         var text = """

@@ -1,5 +1,5 @@
 import CupcakeDomain
-import Foundation
+import FoundationEssentials
 
 /// The manual page, `docs/cupcake.1`, in roff: made from the same tables as `--help`, so the two
 /// cannot drift apart (`cupcake help --man` prints it; a test checks the file is current).
@@ -29,7 +29,7 @@ enum ManualPage {
 
             """
         for command in tree.commands {
-            text += ".SS \"\(HelpFormatter.usageLine(command).replacingOccurrences(of: "-", with: "\\-"))\"\n"
+            text += ".SS \"\(HelpFormatter.usageLine(command).replacing("-", with: "\\-"))\"\n"
             text += escaped(command.abstract) + "\n"
             if let discussion = command.discussion {
                 // One roff paragraph per blank-line-separated paragraph; roff fills the lines.
@@ -118,7 +118,7 @@ enum ManualPage {
 
     /// Text safe in roff: backslashes and dashes escaped, a leading dot or quote protected.
     static func escaped(_ text: String) -> String {
-        var out = text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        var out = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
         if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
         return out
     }

@@ -11,7 +11,7 @@ enum HelpFormatter {
                 words.append(option.usage)
             } else if !sections.contains(option.section) {
                 sections.append(option.section)
-                words.append("[<\(option.section.lowercased().replacingOccurrences(of: " ", with: "-"))>]")
+                words.append("[<\(option.section.lowercased().replacing(" ", with: "-"))>]")
             }
         }
         words += command.arguments.filter(\.optional).map(\.usage)

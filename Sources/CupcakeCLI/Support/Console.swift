@@ -1,5 +1,6 @@
 import CupcakeCheckout
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where a command reads and writes: the real process streams, or buffers in a test.
 public struct Console: Sendable {
@@ -40,7 +41,7 @@ public struct Console: Sendable {
     /// The process's own standard streams and environment.
     public static var process: Console {
         Console(
-            readInput: { FileHandle.standardInput.readDataToEndOfFile() },
+            readInput: { (try? PrivateFiles.read(descriptor: STDIN_FILENO, path: "standard input")) ?? Data() },
             inputIsTerminal: isatty(STDIN_FILENO) == 1,
             errorIsTerminal: isatty(STDERR_FILENO) == 1,
             out: { text in write(text, to: STDOUT_FILENO) },
@@ -79,6 +80,6 @@ public struct Console: Sendable {
             err("\n")
             return false
         }
-        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+        return ["y", "yes"].contains(answer.trimmingWhitespace().lowercased())
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Pretty, key-sorted JSON for what the CLI prints.
 enum JSONOutput {

@@ -1,17 +1,18 @@
 import CupcakeCheckout
 import CupcakeDomain
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// How `cupcake orders` shows orders; a missing field shows as "—", never as a failure.
 enum OrderTable {
     static let missing = "—"
 
     /// The aligned table: ID, PLACED, NAME, CAKES, TOTAL, ★.
-    static func render(_ orders: [ListedOrder], timeZone: TimeZone) -> [String] {
+    static func render(_ orders: [ListedOrder]) -> [String] {
         let header = ["ID", "PLACED", "NAME", "CAKES", "TOTAL", "★"]
         let rows = orders.map { order in
             [
-                order.id.map(cell) ?? missing, placed(order.createdAt, timeZone), order.name.map(cell) ?? missing,
+                order.id.map(cell) ?? missing, placed(order.createdAt), order.name.map(cell) ?? missing,
                 cakes(order),
                 order.costCents.map { Money(cents: $0).formatted } ?? missing, order.isFavorite == true ? "★" : "",
             ]
@@ -24,15 +25,15 @@ enum OrderTable {
                 let padding = String(repeating: " ", count: widths[column] - text.count)
                 // Money lines up on the right.
                 return column == 4 ? padding + text : text + padding
-            }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+            }.joined(separator: "  ").droppingTrailingSpaces()
         }
     }
 
     /// One order, a field per line.
-    static func details(_ order: ListedOrder, timeZone: TimeZone) -> [String] {
+    static func details(_ order: ListedOrder) -> [String] {
         var lines = [
             "Order \(order.id ?? missing)\(order.isFavorite == true ? " ★" : "")",
-            "  placed   \(placed(order.createdAt, timeZone))",
+            "  placed   \(placed(order.createdAt))",
             "  cakes    \(cakes(order))",
             "  total    \(order.costCents.map { Money(cents: $0).formatted } ?? missing)",
         ]
@@ -60,29 +61,31 @@ enum OrderTable {
         }
     }
 
-    /// "2026-12-02 11:00:00 +01:00": the local time in `timeZone` with its offset, from any ISO
-    /// 8601 time the endpoint wrote.
-    static func placed(_ text: String?, _ timeZone: TimeZone) -> String {
+    /// "2026-12-02 11:00:00 +01:00": the local time with its offset, from any ISO 8601 time
+    /// the endpoint wrote. Local as the C library has it: `TZ` (a zone name such as
+    /// `Asia/Kolkata`, or a POSIX rule), else the system's zone.
+    static func placed(_ text: String?) -> String {
         guard let text, let milliseconds = Timestamp.milliseconds(iso8601: text) else {
             return text.map(cell) ?? missing
         }
-        let offset = timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        let offset = localOffset(atMilliseconds: milliseconds)
         let iso = Timestamp.iso8601(milliseconds: milliseconds + Int64(offset) * 1000)
-        let sign = offset < 0 ? "-" : "+"
         let minutes = abs(offset) / 60
-        let zone = sign + String(format: "%02d:%02d", minutes / 60, minutes % 60)
-        return String(iso.prefix(19)).replacingOccurrences(of: "T", with: " ") + " " + zone
+        let zone = (offset < 0 ? "-" : "+") + twoDigits(minutes / 60) + ":" + twoDigits(minutes % 60)
+        return String(iso.prefix(10)) + " " + String(iso.dropFirst(11).prefix(8)) + " " + zone
     }
 
-    /// The time zone to show times in: `TZ` when it names one, else the system's.
-    static func timeZone(_ environment: Environment) -> TimeZone {
-        if let name = environment["TZ"].map({ $0.hasPrefix(":") ? String($0.dropFirst()) : $0 }), !name.isEmpty,
-            let zone = TimeZone(identifier: name)
-                ?? (name == "UTC" || name == "UTC0" ? TimeZone(identifier: "UTC") : nil)
-        {
-            return zone
-        }
-        return TimeZone.current
+    /// The local zone's offset from UTC, in seconds, at an instant (`localtime_r`).
+    static func localOffset(atMilliseconds milliseconds: Int64) -> Int {
+        var seconds = time_t(milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000)
+        var fields = tm()
+        tzset()
+        guard localtime_r(&seconds, &fields) != nil else { return 0 }
+        return Int(fields.tm_gmtoff)
+    }
+
+    private static func twoDigits(_ number: Int) -> String {
+        number < 10 ? "0\(number)" : String(number)
     }
 
     /// Text from the server made safe for one table cell: control and bidi characters escaped
@@ -92,12 +95,13 @@ enum OrderTable {
         return clean.count > 40 ? String(clean.prefix(39)) + "…" : clean
     }
 
-    /// Pretty JSON for `--json`, or the text as it came when it is not JSON.
+    /// Pretty JSON for `--json` (keys sorted, two spaces a level), or the text as it came when
+    /// it is not JSON.
     static func pretty(_ data: Data) -> String {
-        guard let object = try? JSONSerialization.jsonObject(with: data),
-            let pretty = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
-        else { return TerminalText.escaped(String(decoding: data, as: UTF8.self)) }
-        return TerminalText.escapedJSON(String(decoding: pretty, as: UTF8.self))
+        guard let value = try? JSONValue.parse(data) else {
+            return TerminalText.escaped(String(decoding: data, as: UTF8.self))
+        }
+        return TerminalText.escapedJSON(value.text(pretty: true, sortedKeys: true))
     }
 
     /// The one positional id a command takes.
@@ -109,5 +113,14 @@ enum OrderTable {
             throw .usage("Unexpected argument '\(arguments.positionals[1])'.", arguments.command)
         }
         return id
+    }
+}
+
+extension String {
+    /// The text without the spaces at its end.
+    fileprivate func droppingTrailingSpaces() -> String {
+        var text = Substring(self)
+        while text.last == " " { text.removeLast() }
+        return String(text)
     }
 }

@@ -1,5 +1,5 @@
 import CupcakeCheckout
-import Foundation
+import Glibc
 
 /// The `cupcake` client's way to run `serve` and `backup`: it replaces itself (execv, so the
 /// process id, its standard streams and its signals stay the same) with `cupcake-server`, found

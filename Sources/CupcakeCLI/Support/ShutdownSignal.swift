@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import Synchronization
 
 /// Catches SIGINT and SIGTERM, from the moment ``install()`` returns, without letting either
 /// kill the process: `cupcake serve` installs it before it starts listening, so a supervisor
@@ -14,7 +15,7 @@ import Foundation
 /// `MovedFileTests` met it under the full suite's load.)
 package final class ShutdownSignal: @unchecked Sendable {
     // Safe: `received` and `waiter` are only touched while holding `lock`.
-    private let lock = NSLock()
+    private let lock = Mutex(())
     private var received: String?
     private var waiter: CheckedContinuation<String, Never>?
 
@@ -42,7 +43,7 @@ package final class ShutdownSignal: @unchecked Sendable {
             sigaction(number, &action, nil)
         }
         let readEnd = ends[0]
-        let thread = Thread {
+        startThread {
             var signals = sigset_t()
             sigemptyset(&signals)
             sigaddset(&signals, SIGINT)
@@ -52,12 +53,11 @@ package final class ShutdownSignal: @unchecked Sendable {
             while read(readEnd, &byte, 1) < 0, errno == EINTR {}
             shutdown.deliver(Int32(byte) == SIGINT ? "SIGINT" : "SIGTERM")
         }
-        thread.start()
         return shutdown
     }
 
     private func deliver(_ name: String) {
-        let waiting = lock.withLock { () -> CheckedContinuation<String, Never>? in
+        let waiting = lock.withLock { _ -> CheckedContinuation<String, Never>? in
             received = name
             defer { waiter = nil }
             return waiter
@@ -69,12 +69,34 @@ package final class ShutdownSignal: @unchecked Sendable {
     /// already); returns its name.
     package func wait() async -> String {
         await withCheckedContinuation { continuation in
-            let already = lock.withLock { () -> String? in
+            let already = lock.withLock { _ -> String? in
                 if let received { return received }
                 waiter = continuation
                 return nil
             }
             if let already { continuation.resume(returning: already) }
+        }
+    }
+
+    /// Runs `body` on a detached thread of its own (a pthread: the client links no Foundation).
+    private static func startThread(_ body: @escaping @Sendable () -> Void) {
+        final class Work {
+            let body: @Sendable () -> Void
+            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        }
+        let context = Unmanaged.passRetained(Work(body)).toOpaque()
+        var thread = pthread_t()
+        let started = pthread_create(
+            &thread, nil,
+            { context in
+                guard let context else { return nil }
+                Unmanaged<Work>.fromOpaque(context).takeRetainedValue().body()
+                return nil
+            }, context)
+        if started == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<Work>.fromOpaque(context).release()
         }
     }
 }

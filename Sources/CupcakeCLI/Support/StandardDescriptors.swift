@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Keeps descriptors 0, 1 and 2 open.
 ///

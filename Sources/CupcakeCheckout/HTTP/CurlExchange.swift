@@ -1,11 +1,13 @@
 import CCurl
-import Foundation
+import FoundationEssentials
+import Glibc
+import Synchronization
 
 /// One libcurl easy handle, reused for every request a client makes (so the pages of `orders
 /// list` go over one connection), one request at a time. `init` makes it, `deinit` frees it.
 final class CurlExchange: @unchecked Sendable {
     // Safe: `handle` is used only while holding `lock`, by one request at a time.
-    private let lock = NSLock()
+    private let lock = Mutex(())
     /// The handle, made on the first request (so that libcurl is loaded only when a request is).
     private var handle: UnsafeMutableRawPointer?
 
@@ -46,8 +48,14 @@ final class CurlExchange: @unchecked Sendable {
     func perform(
         _ request: OutgoingRequest, timeout: Double, limit: Int, destination: Int32?, caFile: String?
     ) -> Result<Reply, Failure> {
-        lock.lock()
-        defer { lock.unlock() }
+        lock.withLock { _ in
+            performLocked(request, timeout: timeout, limit: limit, destination: destination, caFile: caFile)
+        }
+    }
+
+    private func performLocked(
+        _ request: OutgoingRequest, timeout: Double, limit: Int, destination: Int32?, caFile: String?
+    ) -> Result<Reply, Failure> {
         let api: UnsafePointer<cupcake_curl>
         switch CurlLibrary.shared.api {
         case .success(let loaded): api = loaded

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A request the checkout client sends: method, URL, headers and body.
 struct OutgoingRequest: Sendable {

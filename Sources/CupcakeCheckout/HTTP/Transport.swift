@@ -1,6 +1,8 @@
 import CCurl
 import CupcakeDomain
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// What happens while a request is out, for a progress display.
 public enum TransportEvent: Sendable {
@@ -245,22 +247,22 @@ final class Transport: Sendable {
     /// The human part of an error body: problem+json's detail and errors, reqres's "error", or
     /// a "message"; `nil` when the body has none.
     static func serverMessage(_ data: Data) -> String? {
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            let text = String(decoding: data.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let object = try? JSONValue.parse(data), object.members != nil else {
+            let text = String(decoding: data.prefix(200), as: UTF8.self).trimmingWhitespace()
             return text.isEmpty || text.contains("<") ? nil : TerminalText.escaped(text)
         }
         var parts: [String] = []
-        if let detail = object["detail"] as? String { parts.append(detail) }
-        if let errors = object["errors"] as? [[String: Any]] {
+        if let detail = object["detail"]?.string { parts.append(detail) }
+        if let errors = object["errors"]?.elements {
             let fields = errors.compactMap { entry -> String? in
-                guard let field = entry["field"] as? String else { return nil }
-                return "\(field) \(entry["rule"] as? String ?? "is invalid")"
+                guard let field = entry["field"]?.string else { return nil }
+                return "\(field) \(entry["rule"]?.string ?? "is invalid")"
             }
             if !fields.isEmpty { parts.append(fields.joined(separator: "; ")) }
         }
-        if parts.isEmpty, let error = object["error"] as? String { parts.append(error) }
-        if parts.isEmpty, let message = object["message"] as? String { parts.append(message) }
-        if parts.isEmpty, let title = object["title"] as? String { parts.append(title) }
+        if parts.isEmpty, let error = object["error"]?.string { parts.append(error) }
+        if parts.isEmpty, let message = object["message"]?.string { parts.append(message) }
+        if parts.isEmpty, let title = object["title"]?.string { parts.append(title) }
         return parts.isEmpty ? nil : TerminalText.escaped(parts.joined(separator: " — "))
     }
 }

@@ -90,6 +90,11 @@ public struct JSONWriter: Sendable {
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     private mutating func appendQuoted(_ text: String) {
+        Self.appendQuoted(text, to: &bytes)
+    }
+
+    /// Appends `text` as a JSON string literal (quotes, and escapes where JSON needs them).
+    static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         // Fast path: scan the string's own bytes and copy them at once when nothing needs escaping
         // (almost always; this runs for every field of every answer).

@@ -1,12 +1,10 @@
-import Foundation
-
 /// Finds a key that appears twice in one JSON object, at any depth.
 ///
 /// JSON leaves duplicate keys undefined, and parsers disagree: Foundation's keeps the first
 /// value, most others the last. An order whose `name` means one thing to us and another to a
 /// proxy or a log pipeline in front of us is refused instead (400). This only walks the
 /// structure (strings, and the nesting of objects and arrays) of text that a JSON parser has
-/// accepted or will judge; each key's literal is decoded by `JSONSerialization`, so escapes
+/// accepted or will judge; each key's literal is decoded by ``JSONValue/parse(_:)``, so escapes
 /// (`"na\u006de"` is `"name"`) compare by meaning.
 public enum JSONDuplicateKeys {
     /// The first key found twice in the same object, or nil.
@@ -43,11 +41,7 @@ public enum JSONDuplicateKeys {
                 }
                 guard index < text.count else { return nil }  // unterminated: the parser says so
                 if expectingKey, isObject.last == true {
-                    let literal = Data(text[start...index])
-                    guard
-                        let key = try? JSONSerialization.jsonObject(with: literal, options: .fragmentsAllowed)
-                            as? String
-                    else { return nil }
+                    guard let key = (try? JSONValue.parse(text[start...index]))?.string else { return nil }
                     if !keys[keys.count - 1].insert(key).inserted { return key }
                     expectingKey = false
                 }

@@ -2,9 +2,9 @@ import Foundation
 
 /// A short reason for a file error ("no such file", "permission denied"), without Foundation's
 /// dump, for messages that name the file themselves.
-public enum FileErrorText {
+enum FileErrorText {
     /// The reason `error` (from reading or writing a file) happened.
-    public static func reason(_ error: any Error) -> String {
+    static func reason(_ error: any Error) -> String {
         let nsError = error as NSError
         if let posix = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {
             return String(cString: strerror(Int32(posix.code)))

@@ -65,10 +65,13 @@ extension Order {
         }
         let bytes = Data(data)
         // Strict JSON first: JSONDecoder accepts a trailing comma (`{"type":2,}`), jansson does
-        // not, and says where the text went wrong.
-        guard (try? JSONValue.parse(bytes)) != nil else {
+        // not, and says where the text went wrong. (What is JSON but beyond jansson's limits, a
+        // `\u0000` in some other key say, is left to JSONDecoder.)
+        do throws(JSONSyntaxError) {
+            _ = try JSONValue.parse(bytes)
+        } catch  where !error.isBeyondLimits {
             throw OrderDecodingError.diagnose(bytes, decodingError: nil)
-        }
+        } catch {}
         // The fast path refuses a repeated key; here it is an error of its own (see
         // JSONDuplicateKeys), before JSONDecoder would quietly keep the first value.
         if let key = JSONDuplicateKeys.first(in: bytes) {

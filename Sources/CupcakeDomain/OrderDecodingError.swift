@@ -62,6 +62,10 @@ public struct OrderDecodingError: Error, Sendable, Equatable, CustomStringConver
         do throws(JSONSyntaxError) {
             parsed = try JSONValue.parse(data)
         } catch {
+            // JSON that jansson does not represent, which the decoder refused for a key: that key.
+            if error.isBeyondLimits, let problem = keyProblem(decodingError) {
+                return OrderDecodingError(kind: .keys([problem]))
+            }
             return OrderDecodingError(
                 kind: .malformed(line: error.line, column: error.column, reason: sentence(error.reason)))
         }
@@ -112,6 +116,21 @@ public struct OrderDecodingError: Error, Sendable, Equatable, CustomStringConver
         if text.hasSuffix(".") { text.removeLast() }
         guard let first = text.first else { return String(text) }
         return first.lowercased() + text.dropFirst()
+    }
+
+    /// The key the decoder's error names, with its problem in the decoder's words.
+    private static func keyProblem(_ error: (any Error)?) -> KeyProblem? {
+        switch error as? DecodingError {
+        case .keyNotFound(let key, _)?:
+            KeyProblem(key: key.stringValue, problem: "is required")
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?,
+            .dataCorrupted(let context)?
+        where !context.codingPath.isEmpty:
+            KeyProblem(
+                key: context.codingPath.map(\.stringValue).joined(separator: "."),
+                problem: sentence(context.debugDescription))
+        default: nil
+        }
     }
 
     private static func describe(_ error: DecodingError) -> String {

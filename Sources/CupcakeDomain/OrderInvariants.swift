@@ -21,6 +21,13 @@ enum OrderInvariants {
         {
             broken.append("the fast decoder disagrees with JSONDecoder")
         }
+        // Every accepted order is strict JSON (jansson reads it, or refuses it only for a limit
+        // of its own): neither path is laxer than the other, whichever one took it.
+        do throws(JSONSyntaxError) {
+            _ = try JSONValue.parse(bytes)
+        } catch  where !error.isBeyondLimits {
+            broken.append("an order was accepted from text that is not strict JSON")
+        } catch {}
         // The reset rule and trimming hold on the decoded order.
         if !order.specialRequestEnabled && (order.extraFrosting || order.addSprinkles) {
             broken.append("an extra survived with special requests off")

@@ -42,9 +42,11 @@ import Testing
         var text: [UInt8]
         var line: Int
         var reason: String
+        var beyondLimits = false
         var testDescription: String { String(decoding: text, as: UTF8.self) }
-        init(_ text: String, line: Int, reason: String) {
+        init(_ text: String, line: Int, reason: String, beyondLimits: Bool = false) {
             self.init(bytes: Array(text.utf8), line: line, reason: reason)
+            self.beyondLimits = beyondLimits
         }
         init(bytes: [UInt8], line: Int, reason: String) {
             self.text = bytes
@@ -61,9 +63,13 @@ import Testing
         Bad("", line: 1, reason: "end of file"),
         Bad("[01]", line: 1, reason: "invalid token"),
         Bad("[1] [2]", line: 1, reason: "end of file expected"),
-        Bad("[99999999999999999999]", line: 1, reason: "too big integer"),
+        Bad("[99999999999999999999]", line: 1, reason: "too big integer", beyondLimits: true),
+        Bad("[1e999]", line: 1, reason: "real number overflow", beyondLimits: true),
+        Bad(#"{"a\u0000": 1}"#, line: 1, reason: "NUL byte in object key", beyondLimits: true),
         Bad(bytes: [0x22, 0xFF, 0x22], line: 1, reason: "unable to decode byte 0xff"),
-        Bad(String(repeating: "[", count: 2_049) + String(repeating: "]", count: 2_049), line: 1, reason: "depth"),
+        Bad(
+            String(repeating: "[", count: 2_049) + String(repeating: "]", count: 2_049), line: 1, reason: "depth",
+            beyondLimits: true),
     ]
 
     @Test(arguments: bad)
@@ -73,6 +79,7 @@ import Testing
         } throws: { error in
             guard let error = error as? JSONSyntaxError else { return false }
             return error.line == c.line && error.column >= 1 && error.reason.contains(c.reason)
+                && error.isBeyondLimits == c.beyondLimits
         }
     }
 

@@ -3,8 +3,9 @@ import CJansson
 extension JSONValue {
     /// Reads one JSON value (an object, an array or a scalar) from UTF-8 text.
     ///
-    /// Strict RFC 8259 JSON, as jansson reads it: no trailing commas, no comments, valid UTF-8,
-    /// nesting at most 2,048 deep; `\u0000` in a string is kept.
+    /// Strict RFC 8259 JSON, as jansson reads it: no trailing commas, no comments, valid UTF-8;
+    /// `\u0000` in a string value is kept. Within jansson's limits (see
+    /// ``JSONSyntaxError/isBeyondLimits``).
     ///
     /// - Throws: ``JSONSyntaxError`` with jansson's reason and position.
     public static func parse(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONValue {
@@ -19,7 +20,11 @@ extension JSONValue {
             let reason = withUnsafeBytes(of: error.text) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            throw JSONSyntaxError(line: max(Int(error.line), 1), column: max(Int(error.column), 1), reason: reason)
+            let code = json_error_code(&error)
+            throw JSONSyntaxError(
+                line: max(Int(error.line), 1), column: max(Int(error.column), 1), reason: reason,
+                isBeyondLimits: code == json_error_null_byte_in_key || code == json_error_numeric_overflow
+                    || code == json_error_stack_overflow)
         }
         defer { cupcake_json_release(root) }
         return JSONValue(root)

@@ -83,10 +83,27 @@ import Testing
             #expect(!loaded.contains { $0.hasPrefix("libpq") || $0.hasPrefix("libmicrohttpd") })
         }
         if ProcessRunner.testsReleaseClient {
-            // The release client carries its C++ runtime (Linking/libstdc++.so) and gcc's
-            // unwinder (-static-libgcc); a debug build loads both through the dynamic Swift runtime.
-            #expect(!loaded.contains { $0.hasPrefix("libstdc++") || $0.hasPrefix("libgcc_s") }, "\(loaded)")
+            // The release client carries its C++ runtime (Linking/libstdc++.so), gcc's unwinder
+            // (-static-libgcc) and jansson (Linking/libjansson.so); a debug build loads the first
+            // two through the dynamic Swift runtime, and jansson as a library.
+            #expect(
+                !loaded.contains {
+                    $0.hasPrefix("libstdc++") || $0.hasPrefix("libgcc_s") || $0.hasPrefix("libjansson")
+                },
+                "\(loaded)")
         }
+    }
+
+    /// The release client links no Foundation (FoundationEssentials only): neither
+    /// CoreFoundation's initializer nor ICU's collation is in the executable. (A debug build
+    /// loads its libraries dynamically, so only the release build is checked.)
+    @Test(.enabled(if: ProcessRunner.testsReleaseClient))
+    func theReleaseClientCarriesNoFoundation() throws {
+        let bytes = try Data(contentsOf: ProcessRunner.cupcakeExecutable)
+        for marker in ["__CFInitialize", "ucol_open"] {
+            #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(marker) is in the release client")
+        }
+        #expect(bytes.range(of: Data("json_loadb".utf8)) != nil, "jansson is linked in")
     }
 
     /// A one-shot order runs on the main thread alone (`CallingThreadExecutor`): no thread is

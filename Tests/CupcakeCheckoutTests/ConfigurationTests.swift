@@ -81,6 +81,10 @@ import Testing
 
     @Test(arguments: [
         ("{", "not valid JSON"),
+        ("{\n  \"retries\": 2,\n}", "not valid JSON (line 3, column 1"),
+        (#"{"retries": 2.5}"#, "'retries'"),
+        (#"{"retries": true}"#, "'retries'"),
+        (#"{"timeoutSeconds": 99999999999999999999}"#, "too big integer"),
         ("[]", "JSON object"),
         (#"{"endpoint": 5}"#, "'endpoint'"),
         (#"{"endpoint": "ftp://x"}"#, "http://"),

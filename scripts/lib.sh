@@ -32,12 +32,13 @@ ensure_command() {
 }
 
 # The Debian packages every build needs: the C libraries behind the system-library targets
-# (CSQLite, CMicroHTTPD, CCurl, CCrypto for OpenSSL's libcrypto, CPostgres for libpq).
+# (CSQLite, CMicroHTTPD, CCurl, CCrypto for OpenSSL's libcrypto, CPostgres for libpq, CJansson).
 BUILD_PACKAGES=(pkg-config libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libpq-dev libjansson-dev)
 
 # build_release: the release `cupcake` (the client) and `cupcake-server` (which `cupcake serve`
-# and `cupcake backup` start in their place), with the Swift runtime and Foundation linked in
-# statically: a one-shot command starts in a few milliseconds instead of 10 more.
+# and `cupcake backup` start in their place), with the Swift runtime and Foundation (the client:
+# FoundationEssentials only) linked in statically: a one-shot command starts in a few
+# milliseconds instead of 10 more.
 build_release() {
     swift build -c release --static-swift-stdlib --product cupcake >/dev/null
     swift build -c release --static-swift-stdlib --product cupcake-server >/dev/null

@@ -95,13 +95,13 @@ public struct CheckoutConfiguration: Sendable, Equatable {
             caFile = text
         }
         if let value = parsed["timeoutSeconds"] {
-            guard let seconds = Self.number(value), seconds > 0, seconds.isFinite else {
+            guard let seconds = value.number, seconds > 0, seconds.isFinite else {
                 throw CheckoutError(.configuration, "'timeoutSeconds' must be a positive number")
             }
             timeoutSeconds = seconds
         }
         if let value = parsed["retries"] {
-            guard let number = Self.number(value), let count = Int(exactly: number), (0...10).contains(count) else {
+            guard let count = value.wholeNumber, (0...10).contains(count) else {
                 throw CheckoutError(.configuration, "'retries' must be a whole number in 0...10")
             }
             retries = count
@@ -120,15 +120,6 @@ public struct CheckoutConfiguration: Sendable, Equatable {
                 }
                 headers[name] = text
             }
-        }
-    }
-
-    /// A JSON number as a `Double` (booleans are not numbers here).
-    private static func number(_ value: JSONValue) -> Double? {
-        switch value {
-        case .integer(let number): Double(number)
-        case .number(let number): number
-        default: nil
         }
     }
 

@@ -98,11 +98,7 @@ public struct Confirmation: Sendable, Equatable, Encodable {
             default: id = nil
             }
             createdAt = body["createdAt"]?.string
-            switch body["costCents"] {
-            case .integer(let number)?: costCents = Int(exactly: number)
-            case .number(let number)?: costCents = Int(exactly: number)
-            default: costCents = nil
-            }
+            costCents = body["costCents"]?.wholeNumber
             currency = body["currency"]?.string
             receiptToken = body["receiptToken"]?.string
             isFavorite = body["isFavorite"] == .bool(true)

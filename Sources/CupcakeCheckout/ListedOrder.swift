@@ -25,13 +25,6 @@ public struct ListedOrder: Sendable, Equatable {
 
     /// Reads one element of `data`.
     public init(json object: JSONValue) {
-        func integer(_ key: String) -> Int? {
-            switch object[key] {
-            case .integer(let number)?: Int(exactly: number)
-            case .number(let number)?: Int(exactly: number)
-            default: nil
-            }
-        }
         switch object["id"] {
         case .string(let text)?: id = text
         case .integer(let number)?: id = String(number)
@@ -40,9 +33,9 @@ public struct ListedOrder: Sendable, Equatable {
         }
         createdAt = object["createdAt"]?.string
         name = object["name"]?.string
-        type = integer("type")
-        quantity = integer("quantity")
-        costCents = integer("costCents")
+        type = object["type"]?.wholeNumber
+        quantity = object["quantity"]?.wholeNumber
+        costCents = object["costCents"]?.wholeNumber
         isFavorite = object["isFavorite"]?.bool
         raw = Data((object.members != nil ? object : .object([])).text(sortedKeys: true).utf8)
         order = try? Order.decode(json: raw)

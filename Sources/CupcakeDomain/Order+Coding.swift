@@ -66,12 +66,17 @@ extension Order {
         let bytes = Data(data)
         // Strict JSON first: JSONDecoder accepts a trailing comma (`{"type":2,}`), jansson does
         // not, and says where the text went wrong. (What is JSON but beyond jansson's limits, a
-        // `\u0000` in some other key say, is left to JSONDecoder.)
+        // `\u0000` in some other key say, is left to JSONDecoder.) Read once: a refusal below is
+        // explained from the same reading.
+        let document: Result<JSONValue, JSONSyntaxError>
         do throws(JSONSyntaxError) {
-            _ = try JSONValue.parse(bytes)
-        } catch  where !error.isBeyondLimits {
-            throw OrderDecodingError.diagnose(bytes, decodingError: nil)
-        } catch {}
+            document = .success(try JSONValue.parse(bytes))
+        } catch {
+            document = .failure(error)
+        }
+        if case .failure(let error) = document, !error.isBeyondLimits {
+            throw OrderDecodingError.diagnose(bytes, document: document, decodingError: nil)
+        }
         // The fast path refuses a repeated key; here it is an error of its own (see
         // JSONDuplicateKeys), before JSONDecoder would quietly keep the first value.
         if let key = JSONDuplicateKeys.first(in: bytes) {
@@ -80,7 +85,7 @@ extension Order {
         do {
             return try JSONDecoder().decode(Order.self, from: bytes)
         } catch {
-            throw OrderDecodingError.diagnose(bytes, decodingError: error)
+            throw OrderDecodingError.diagnose(bytes, document: document, decodingError: error)
         }
     }
 }

@@ -53,15 +53,18 @@ public struct OrderDecodingError: Error, Sendable, Equatable, CustomStringConver
         }
     }
 
-    /// Explains why `data` did not decode as an order, re-reading it to find the position or key.
-    static func diagnose(_ data: Data, decodingError: (any Error)?) -> OrderDecodingError {
+    /// Explains why `data` did not decode as an order, from jansson's reading of it (`document`):
+    /// the position of a syntax error, or the keys that are wrong.
+    static func diagnose(
+        _ data: Data, document: Result<JSONValue, JSONSyntaxError>, decodingError: (any Error)?
+    ) -> OrderDecodingError {
         if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             return OrderDecodingError(kind: .unreadable(reason: "the input is empty"))
         }
         let parsed: JSONValue
-        do throws(JSONSyntaxError) {
-            parsed = try JSONValue.parse(data)
-        } catch {
+        switch document {
+        case .success(let value): parsed = value
+        case .failure(let error):
             // JSON that jansson does not represent, which the decoder refused for a key: that key.
             if error.isBeyondLimits, let problem = keyProblem(decodingError) {
                 return OrderDecodingError(kind: .keys([problem]))

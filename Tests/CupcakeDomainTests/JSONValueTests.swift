@@ -105,9 +105,17 @@ import Testing
     }
 
     @Test func accessorsAnswerOnlyForTheirKind() throws {
-        let value = try JSONValue.parse(Array(#"{"n": 5, "r": 5.5, "s": "t", "b": false, "a": [1]}"#.utf8))
+        let value = try JSONValue.parse(Array(#"{"n": 5, "r": 5.5, "w": 5.0, "s": "t", "b": false, "a": [1]}"#.utf8))
         #expect(value["n"]?.integer == 5)
         #expect(value["r"]?.integer == nil)
+        #expect(value["w"]?.integer == nil)
+        #expect(value["n"]?.wholeNumber == 5)
+        #expect(value["w"]?.wholeNumber == 5)
+        #expect(value["r"]?.wholeNumber == nil)
+        #expect(value["r"]?.number == 5.5)
+        #expect(value["n"]?.number == 5)
+        #expect(value["b"]?.number == nil)
+        #expect(value["b"]?.wholeNumber == nil)
         #expect(value["s"]?.string == "t")
         #expect(value["n"]?.string == nil)
         #expect(value["b"]?.bool == false)

@@ -79,10 +79,13 @@ enum OrderTable {
     static func localOffset(atMilliseconds milliseconds: Int64) -> Int {
         var seconds = time_t(milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000)
         var fields = tm()
-        tzset()
+        _ = timeZoneRead
         guard localtime_r(&seconds, &fields) != nil else { return 0 }
         return Int(fields.tm_gmtoff)
     }
+
+    /// `TZ`, read once (`localtime_r` need not read it itself).
+    private static let timeZoneRead: Void = tzset()
 
     private static func twoDigits(_ number: Int) -> String {
         number < 10 ? "0\(number)" : String(number)

@@ -9,25 +9,29 @@ extension JSONValue {
     ///
     /// - Throws: ``JSONSyntaxError`` with jansson's reason and position.
     public static func parse(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONValue {
-        let text = Array(bytes)
+        // Read in place when the bytes are contiguous (Data, arrays and their slices).
+        let result = bytes.withContiguousStorageIfAvailable(load) ?? Array(bytes).withUnsafeBufferPointer(load)
+        return try result.get()
+    }
+
+    private static func load(_ text: UnsafeBufferPointer<UInt8>) -> Result<JSONValue, JSONSyntaxError> {
         var error = json_error_t()
-        let root = text.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) {
-                json_loadb($0.baseAddress, $0.count, Int(JSON_DECODE_ANY | JSON_ALLOW_NUL), &error)
-            }
+        let root = text.withMemoryRebound(to: CChar.self) {
+            json_loadb($0.baseAddress, $0.count, Int(JSON_DECODE_ANY | JSON_ALLOW_NUL), &error)
         }
         guard let root else {
             let reason = withUnsafeBytes(of: error.text) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
             let code = json_error_code(&error)
-            throw JSONSyntaxError(
-                line: max(Int(error.line), 1), column: max(Int(error.column), 1), reason: reason,
-                isBeyondLimits: code == json_error_null_byte_in_key || code == json_error_numeric_overflow
-                    || code == json_error_stack_overflow)
+            return .failure(
+                JSONSyntaxError(
+                    line: max(Int(error.line), 1), column: max(Int(error.column), 1), reason: reason,
+                    isBeyondLimits: code == json_error_null_byte_in_key || code == json_error_numeric_overflow
+                        || code == json_error_stack_overflow))
         }
         defer { cupcake_json_release(root) }
-        return JSONValue(root)
+        return .success(JSONValue(root))
     }
 
     /// Copies jansson's value. Recursion is bounded by jansson's own nesting limit (2,048).

@@ -61,6 +61,24 @@ public enum JSONValue: Sendable, Equatable {
         if case .integer(let number) = self { Int(exactly: number) } else { nil }
     }
 
+    /// The number, whole or not (booleans are not numbers).
+    public var number: Double? {
+        switch self {
+        case .integer(let number): Double(number)
+        case .number(let number): number
+        default: nil
+        }
+    }
+
+    /// The number when it is whole and fits in `Int`, however it was written (`3` or `3.0`).
+    public var wholeNumber: Int? {
+        switch self {
+        case .integer(let number): Int(exactly: number)
+        case .number(let number): Int(exactly: number)
+        default: nil
+        }
+    }
+
     /// The value when this is `true` or `false`.
     public var bool: Bool? {
         if case .bool(let value) = self { value } else { nil }

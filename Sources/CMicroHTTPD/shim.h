@@ -19,6 +19,22 @@ static inline void *cupcake_connection_socket_context(struct MHD_Connection *con
   return info ? info->socket_context : (void *) 0;
 }
 
+/* The size of the request's head as received (request line and header fields, with their line
+   ends): what libmicrohttpd keeps of it in the connection's memory. 0 before the head is read. */
+static inline size_t cupcake_connection_head_size(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info =
+    MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+  return info ? info->header_size : 0;
+}
+
+/* The status of the answer queued on the connection, 0 when none is: libmicrohttpd queues its
+   own answer to some malformed requests before the access handler is called. */
+static inline unsigned int cupcake_connection_queued_status(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info =
+    MHD_get_connection_info(connection, MHD_CONNECTION_INFO_HTTP_STATUS);
+  return info ? info->http_status : 0;
+}
+
 static inline int cupcake_connection_fd(struct MHD_Connection *connection) {
   const union MHD_ConnectionInfo *info =
     MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);

@@ -39,7 +39,8 @@ import Testing
         (1_000, 201, false, "0.001ms", "201"),
         (12_345_678_901, 500, false, "12345.678ms", "500"),
         (5_000_000, 0, true, "5.000ms", "aborted"),
-        (5_000_000, 201, true, "5.000ms", "201"),
+        // An answer that did not reach its client: an order stored and never acknowledged.
+        (5_000_000, 201, true, "5.000ms", "aborted(201)"),
     ])
     func durationsAndStatuses(nanoseconds: UInt64, status: Int, aborted: Bool, duration: String, shown: String) {
         let captured = TextCollector()

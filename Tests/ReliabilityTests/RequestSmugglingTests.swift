@@ -30,8 +30,22 @@ import Testing
             name: "chunked and then Content-Length",
             headers: "Transfer-Encoding: chunked\r\nContent-Length: 3\r\n", body: "2\r\n{}\r\n0\r\n\r\n" + smuggled),
         Case(
+            name: "two equal Content-Length values",
+            headers: "Content-Length: 2\r\nContent-Length: 2\r\n", body: "{}" + smuggled),
+    ]
+
+    /// A Transfer-Encoding other than exactly chunked is a coding the server does not implement
+    /// (RFC 9112 §6.1: 501), and its body's end cannot be found: 501 and close.
+    static let codingCases: [Case] = [
+        Case(
             name: "a Transfer-Encoding that does not end in chunked",
             headers: "Transfer-Encoding: chunked, gzip\r\n", body: "2\r\n{}\r\n0\r\n\r\n" + smuggled),
+        Case(
+            name: "gzip, then chunked", headers: "Transfer-Encoding: gzip, chunked\r\n",
+            body: "2\r\n{}\r\n0\r\n\r\n" + smuggled),
+        Case(
+            name: "chunked with whitespace after it", headers: "Transfer-Encoding: chunked \r\n",
+            body: "2\r\n{}\r\n0\r\n\r\n" + smuggled),
     ]
 
     /// Host is required once in HTTP/1.1 (RFC 9112 §3.2); these carry their own Host lines.
@@ -40,8 +54,8 @@ import Testing
         Case(name: "two Host headers", headers: "Host: localhost\r\nHost: localhost\r\n", body: ""),
     ]
 
-    @Test(arguments: cases + hostCases)
-    func anAmbiguousRequestIsA400ProblemAndTheConnectionCloses(_ item: Case) throws {
+    @Test(arguments: cases + hostCases + codingCases)
+    func anAmbiguousRequestIsRefusedAndTheConnectionCloses(_ item: Case) throws {
         let server = try TestServer()
         let host = Self.hostCases.contains { $0.name == item.name } ? "" : "Host: localhost\r\n"
         let head = "POST /api/cupcakes HTTP/1.1\r\n\(host)Content-Type: application/json\r\n\(item.headers)\r\n"
@@ -52,7 +66,7 @@ import Testing
         let raw = socket.receiveAll(deadline: Date().addingTimeInterval(10))
         let text = String(decoding: raw, as: UTF8.self)
         let response = RawHTTP.parse(raw)
-        #expect(response.status == 400)
+        #expect(response.status == (Self.codingCases.contains { $0.name == item.name } ? 501 : 400))
         #expect(response.headers["content-type"] == "application/problem+json")
         #expect(response.headers["connection"]?.lowercased() == "close")
         // Every answer of ours carries one Request-Id.
@@ -67,22 +81,16 @@ import Testing
         #expect(response.status == 200)
     }
 
-    @Test func repeatedEqualContentLengthsAndPlainChunkedStillWork() throws {
+    @Test func plainChunkedStillWorks() throws {
         let server = try TestServer()
         let order = HostileCorpus.valid
         let length = order.utf8.count
-        let equal = try RawHTTP.exchange(
-            port: server.port,
-            bytes: Data(
-                ("POST /api/cupcakes HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: \(length)\r\n"
-                    + "Content-Length: \(length)\r\n\r\n\(order)").utf8))
-        #expect(equal.status == 201)
         let chunked = try RawHTTP.exchange(
             port: server.port,
             bytes: Data(
                 ("POST /api/cupcakes HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
                     + "\(String(length, radix: 16))\r\n\(order)\r\n0\r\n\r\n").utf8))
         #expect(chunked.status == 201)
-        #expect(try server.orderCount() == 2)
+        #expect(try server.orderCount() == 1)
     }
 }

@@ -4,13 +4,14 @@ import Foundation
 /// proxy reports in `X-Forwarded-For`.
 enum ClientAddress {
     /// The client's address. `X-Forwarded-For` is read only when the peer is one of
-    /// `trustedProxies`, from its right-hand end: each trusted proxy appends the address it
-    /// received from, so the first untrusted address from the right is the one no client could
-    /// forge. Anything unreadable there leaves the last trusted hop.
-    static func of(peer: String, forwardedFor: String?, trustedProxies: Set<String>) -> String {
-        guard trustedProxies.contains(peer), let forwardedFor else { return peer }
+    /// `trustedProxies`, every line of it as one list (RFC 9110 §5.3: a proxy may append a line
+    /// of its own instead of extending the client's), from its right-hand end: each trusted proxy
+    /// appends the address it received from, so the first untrusted address from the right is
+    /// the one no client could forge. Anything unreadable there leaves the last trusted hop.
+    static func of(peer: String, forwardedFor lines: [String], trustedProxies: Set<String>) -> String {
+        guard trustedProxies.contains(peer), !lines.isEmpty else { return peer }
         var client = peer
-        for hop in forwardedFor.split(separator: ",").reversed() {
+        for hop in lines.joined(separator: ",").split(separator: ",").reversed() {
             let address = hop.trimmingOptionalWhitespace
             guard isAddress(address) else { return client }
             client = address

@@ -114,8 +114,15 @@ public final class AccessLog: Sendable {
             line.append(32)
             Self.appendEscaped(path, to: &line)
             line.append(32)
-            if aborted && status == 0 {
+            // An answer that did not reach the client in full is "aborted", with the status it
+            // would have had: "aborted(201)" is an order stored whose client never heard.
+            if aborted {
                 line.append(contentsOf: "aborted".utf8)
+                if status > 0 {
+                    line.append(40)  // (
+                    Self.appendDecimal(UInt64(status), to: &line)
+                    line.append(41)  // )
+                }
             } else {
                 Self.appendDecimal(UInt64(max(0, status)), to: &line)
             }

@@ -144,7 +144,6 @@ let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection, socket
     case .CONNECTION_NOTIFY_CLOSED:
         server.acceptor?.openConnections.subtract(1, ordering: .relaxed)
         server.metrics.connectionClosed()
-        if let connection { _ = server.escapedNULs.take(connection) }
         if let watch = server.watch, let socketContext, let raw = socketContext.pointee {
             let state = Unmanaged<ConnectionWatch.Connection>.fromOpaque(raw).takeRetainedValue()
             socketContext.pointee = nil

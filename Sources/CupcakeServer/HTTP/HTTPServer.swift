@@ -17,6 +17,12 @@ public final class HTTPServer: @unchecked Sendable {
     public struct Limits: Sendable {
         /// Largest body accepted, in bytes.
         public var bodyBytes: Int = 64 * 1024
+        /// Largest request head (request line and header fields, as received), in bytes.
+        public var headBytes: Int = 16 * 1024
+        /// Most header field lines in one request.
+        public var headerFields: Int = 100
+        /// Longest header field line (name, colon, value), in bytes.
+        public var fieldLineBytes: Int = 8 * 1024
         /// Most connections at once.
         public var connections: Int = 1024
         /// Seconds a connection may sit idle (or stall mid-request) before it is dropped.
@@ -56,8 +62,6 @@ public final class HTTPServer: @unchecked Sendable {
     let perClient: ConnectionsPerClient
     /// What `/metrics` reports; the HTTP layer counts requests and connections.
     let metrics: Metrics
-    /// Connections whose request line held `%00`.
-    let escapedNULs = EscapedNULMarks()
     /// Requests that have begun and not yet completed.
     let activeRequests = Atomic<Int>(0)
     /// The port actually bound (useful with port 0).
@@ -66,6 +70,28 @@ public final class HTTPServer: @unchecked Sendable {
     var placement: ThreadPlacement?
     /// Whether ``start()`` pinned the workers as `placement` asked.
     private(set) var workersPinned = false
+
+    /// The memory libmicrohttpd gives each connection: it holds the request's head as received
+    /// (the request line and header fields stay where they were read, and it adds a copy of the
+    /// Cookie field and an index entry per field, cookie and query argument), the part of the
+    /// body or of a next request read with it, and then the answer's status line and headers.
+    ///
+    /// The hazard it avoids: libmicrohttpd 0.9.75 builds the answer's headers in what the head
+    /// left free, and when they do not fit it closes the connection without a byte: an order
+    /// stored and never answered. So the head may keep at most half of this memory
+    /// (``headLimits``, checked before anything is done with the request), and the other half is
+    /// left for a read-ahead (at most half the memory, which libmicrohttpd gives its read buffer)
+    /// and the answer. `HeadSizeTests` sweeps heads from 1 to 64 KiB, with and without a
+    /// pipelined request behind, and checks every request gets its whole answer. libmicrohttpd
+    /// zeroes all of it after each request (about 1 µs for 32 KiB).
+    static let connectionMemoryBytes = 32 * 1024
+
+    /// What a request's head may be (``RequestHead``), from ``limits``.
+    var headLimits: RequestHead.Limits {
+        RequestHead.Limits(
+            headBytes: limits.headBytes, fields: limits.headerFields, fieldLineBytes: limits.fieldLineBytes,
+            memoryBytes: min(limits.headBytes, Self.connectionMemoryBytes / 2), bodyBytes: limits.bodyBytes)
+    }
 
     /// Creates a server; nothing listens until ``start()``.
     public init(
@@ -100,18 +126,18 @@ public final class HTTPServer: @unchecked Sendable {
         let notify = unsafeBitCast(requestCompleted as MHD_RequestCompletedCallback, to: UnsafeRawPointer.self)
         let notifyConnection = unsafeBitCast(
             connectionNotified as MHD_NotifyConnectionCallback, to: UnsafeRawPointer.self)
-        let unescape = unsafeBitCast(unescapeCallback, to: UnsafeRawPointer.self)
+        let logURI = unsafeBitCast(uriLogged, to: UnsafeRawPointer.self)
         let arguments: [any CVarArg] = [
             MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(threads),
             MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(limits.connections),
             MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(limits.idleTimeoutSeconds),
-            // libmicrohttpd zeroes a connection's whole memory pool after every request; its
-            // default 32 KiB made that memset 4% of the server's time. 16 KiB still holds request
-            // headers of 8 KiB and more (bodies stream through it in pieces).
-            MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue, 16 * 1024,
+            // The connection's memory holds the request's head as received (and what
+            // libmicrohttpd indexes of it) and then the answer's status line and headers; see
+            // `connectionMemoryBytes`.
+            MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue, Self.connectionMemoryBytes,
             MHD_OPTION.NOTIFY_COMPLETED.rawValue, Int(bitPattern: notify), Int(bitPattern: context),
             MHD_OPTION.NOTIFY_CONNECTION.rawValue, Int(bitPattern: notifyConnection), Int(bitPattern: context),
-            MHD_OPTION.UNESCAPE_CALLBACK.rawValue, Int(bitPattern: unescape), Int(bitPattern: context),
+            MHD_OPTION.URI_LOG_CALLBACK.rawValue, Int(bitPattern: logURI), Int(bitPattern: context),
             MHD_OPTION.END.rawValue,
         ]
         let watch = ConnectionWatch(seconds: limits.requestTimeoutSeconds)
@@ -147,10 +173,21 @@ public final class HTTPServer: @unchecked Sendable {
         // The peer's address as read once when the connection started.
         let peer = watchedConnection(connection)?.address ?? peerAddress(of: connection)
         guard limits.trustedProxies.contains(peer) else { return peer }
-        let forwarded = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Forwarded-For").map {
-            String(cString: $0)
+        return ClientAddress.of(
+            peer: peer, forwardedFor: Self.fieldLines(of: connection, named: "X-Forwarded-For"),
+            trustedProxies: limits.trustedProxies)
+    }
+
+    /// Every line of a header field, in the order received: a field sent on several lines is
+    /// one list (RFC 9110 §5.3), and a proxy that appends its own line (HAProxy's
+    /// `option forwardfor`) puts it after the client's.
+    static func fieldLines(of connection: OpaquePointer, named name: String) -> [String] {
+        RequestHead.fields(of: connection).compactMap { field in
+            guard field.nameCount == name.utf8.count, strncasecmp(field.name, name, field.nameCount) == 0 else {
+                return nil
+            }
+            return String(decoding: UnsafeRawBufferPointer(start: field.value, count: field.valueCount), as: UTF8.self)
         }
-        return ClientAddress.of(peer: peer, forwardedFor: forwarded, trustedProxies: limits.trustedProxies)
     }
 
     /// Pins the threads libmicrohttpd just started, one to each of the placement's CPUs. They are
@@ -241,4 +278,36 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
     public var message: String
     init(_ message: String) { self.message = message }
     public var description: String { message }
+}
+extension HTTPServer {
+    /// The request headers the handler reads (``headerNames``), with lower-cased names, in one
+    /// pass over the request's headers (the first of a repeated one, as a lookup gives).
+    func wantedHeaders(of connection: OpaquePointer) -> [String: String] {
+        final class Box {
+            let names: [String]
+            let cNames: [[CChar]]
+            var found: [String: String] = [:]
+            init(names: [String], cNames: [[CChar]]) {
+                self.names = names
+                self.cNames = cNames
+            }
+        }
+        let box = Box(names: headerNames, cNames: headerCNames)
+        _ = MHD_get_connection_values(
+            connection, .HEADER_KIND,
+            { cls, _, key, value in
+                guard let cls, let key, let value else { return .YES }
+                let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
+                for index in box.cNames.indices
+                where box.cNames[index].withUnsafeBufferPointer({
+                    $0.baseAddress.map { strcasecmp(key, $0) == 0 } ?? false
+                }) {
+                    let name = box.names[index]
+                    if box.found[name] == nil { box.found[name] = String(cString: value) }
+                    break
+                }
+                return .YES
+            }, Unmanaged.passUnretained(box).toOpaque())
+        return box.found
+    }
 }

@@ -90,6 +90,19 @@ public struct Problem: Error, Sendable, Equatable {
         Problem(status: 413, title: "Content Too Large", detail: "The body is over the limit of \(limit) bytes.")
     }
 
+    /// 431: the request's head is over a limit (or more than its connection can hold).
+    static func headTooLarge(_ detail: String) -> Problem {
+        Problem(status: 431, title: "Request Header Fields Too Large", detail: detail)
+    }
+
+    static func notImplemented(_ detail: String) -> Problem {
+        Problem(status: 501, title: "Not Implemented", detail: detail)
+    }
+
+    static func versionNotSupported(_ detail: String) -> Problem {
+        Problem(status: 505, title: "HTTP Version Not Supported", detail: detail)
+    }
+
     static func unsupportedMediaType(_ contentType: String?) -> Problem {
         Problem(
             status: 415, title: "Unsupported Media Type",

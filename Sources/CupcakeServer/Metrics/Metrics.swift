@@ -10,6 +10,8 @@ public final class Metrics: @unchecked Sendable {
     // Safe: every field below is only touched while holding `lock`.
     private let lock = NSLock()
     private var requests: [RequestKey: Int] = [:]
+    /// Requests whose answer did not reach the client in full, by the status it would have had.
+    private var aborted: [RequestKey: Int] = [:]
     private var durations: [String: Histogram] = [:]
     private var ordersCreated = 0
     private var replays = 0
@@ -59,12 +61,18 @@ public final class Metrics: @unchecked Sendable {
         }
     }
 
-    /// Counts a finished request.
-    func request(method: String, path: String, status: Int, seconds: Double) {
+    /// Counts a finished request: answered, or `aborted` (its answer, of `status` if it had one,
+    /// did not reach the client in full).
+    func request(method: String, path: String, status: Int, seconds: Double, aborted: Bool = false) {
         let method = ["GET", "HEAD", "POST", "PATCH", "DELETE", "OPTIONS"].contains(method) ? method : "other"
         let route = Self.route(path)
         lock.withLock {
-            requests[RequestKey(method: method, route: route, status: status), default: 0] += 1
+            let key = RequestKey(method: method, route: route, status: status)
+            if aborted {
+                self.aborted[key, default: 0] += 1
+            } else {
+                requests[key, default: 0] += 1
+            }
             durations[route, default: Histogram(bounds: Self.durationBounds)].observe(seconds)
         }
     }
@@ -81,13 +89,23 @@ public final class Metrics: @unchecked Sendable {
     public var text: String {
         lock.withLock {
             var out = ""
-            out += "# HELP cupcake_http_requests_total HTTP requests answered, by method, route and status.\n"
+            out += "# HELP cupcake_http_requests_total HTTP requests answered in full, by method, route and status.\n"
             out += "# TYPE cupcake_http_requests_total counter\n"
             for (key, count) in requests.sorted(by: {
                 ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status)
             }) {
                 out +=
                     "cupcake_http_requests_total{method=\"\(key.method)\",route=\"\(key.route)\",status=\"\(key.status)\"} \(count)\n"
+            }
+            out +=
+                "# HELP cupcake_http_requests_aborted_total Requests whose answer did not reach the client in full, "
+                + "by the status it would have had (0: none yet).\n"
+            out += "# TYPE cupcake_http_requests_aborted_total counter\n"
+            for (key, count) in aborted.sorted(by: {
+                ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status)
+            }) {
+                out +=
+                    "cupcake_http_requests_aborted_total{method=\"\(key.method)\",route=\"\(key.route)\",status=\"\(key.status)\"} \(count)\n"
             }
             out += "# HELP cupcake_http_request_duration_seconds Time from a request's first byte to its answer.\n"
             out += "# TYPE cupcake_http_request_duration_seconds histogram\n"

@@ -61,6 +61,9 @@ import Testing
         path: String, acknowledged: [Posted], refused: [Posted], sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> Int {
         let server = try ServerProcess(databasePath: path, arguments: ["--quiet"])
+        #expect(
+            try RawHTTP.request(port: server.port, method: "GET", path: "/readyz").status == 200,
+            sourceLocation: sourceLocation)
         for sent in acknowledged {
             let id = try #require(sent.response.json?["id"] as? String, sourceLocation: sourceLocation)
             let stored = try RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes/\(id)")
@@ -103,6 +106,10 @@ import Testing
         #expect(after.allSatisfy { $0.response.status == 503 }, "\(after.map(\.response.status))")
         #expect(server.log.contains("(SQLite 1034)"), "\(server.log)")  // SQLITE_IOERR_FSYNC
         #expect(server.log.contains("no order is stored until cupcake serve is restarted"), "\(server.log)")
+        // Not ready while it refuses orders, so an orchestrator restarts it.
+        let ready = try RawHTTP.request(port: server.port, method: "GET", path: "/readyz")
+        #expect(ready.status == 503)
+        #expect(ready.text.contains("failed (fsync)"), "\(ready.text)")
         server.kill9()
 
         let total = try Self.restartAndCheck(path: path, acknowledged: before, refused: during + after)
@@ -136,6 +143,7 @@ import Testing
         refused += try (0..<5).map { try Self.post("process-after-\($0)", to: server) }
         #expect(refused.allSatisfy { $0.response.status == 503 })
         #expect(server.log.contains("no order is stored until cupcake serve is restarted"), "\(server.log)")
+        #expect(try RawHTTP.request(port: server.port, method: "GET", path: "/readyz").status == 503)
         // A clean stop must not checkpoint or delete the WAL: it holds what the database may not.
         #expect(server.stop() == 0)
         let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0

@@ -26,9 +26,13 @@ import Testing
         let acknowledged = sent.filter { $0.status == 201 }
         #expect(sent.count { $0.status == 503 } >= 20)
         #expect(sent.allSatisfy { [201, 503].contains($0.status) })
+        let ready = try RawHTTP.request(port: server.port, method: "GET", path: "/readyz")
+        #expect(ready.status == 503)
+        #expect(ready.text.contains("deleted, renamed or replaced"), "\(ready.text)")
         server.kill9()
 
         try server.start()
+        #expect(try RawHTTP.request(port: server.port, method: "GET", path: "/readyz").status == 200)
         #expect(server.stop() == 0)
         let inspector = DatabaseFileInspector(path: path)
         #expect(try inspector.sqlite3("PRAGMA integrity_check").stdout == "ok\n")
@@ -38,6 +42,18 @@ import Testing
         print(
             "RELIABILITY moved: WAL deleted under 4 clients: \(acknowledged.count) acknowledged, then "
                 + "\(sent.count { $0.status == 503 }) refused with 503; after kill -9 and restart 0 lost")
+    }
+
+    /// A file moved while nothing is written: readiness notices before any order meets it.
+    @Test func aMovedFileMakesTheServerNotReadyBeforeAnyWrite() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("orders.sqlite")
+        let server = try ServerProcess(databasePath: path, arguments: ["--quiet"])
+        #expect(try RawHTTP.request(port: server.port, method: "GET", path: "/readyz").status == 200)
+        #expect(rename(path, directory.path("elsewhere.sqlite")) == 0)
+        #expect(try RawHTTP.request(port: server.port, method: "GET", path: "/readyz").status == 503)
+        #expect(try RawHTTP.postOrder(port: server.port, json: HostileCorpus.valid).status == 503)
+        #expect(server.stop() == 0)
     }
 
     @Test func aRenamedDatabaseStopsAcknowledgingAndKeepsWhatItHad() throws {
@@ -52,6 +68,7 @@ import Testing
         #expect(refused.status == 503)
         #expect(refused.headers["retry-after"] == "5")
         #expect(server.log.contains("was deleted, renamed or replaced"))
+        #expect(try RawHTTP.request(port: server.port, method: "GET", path: "/readyz").status == 503)
         #expect(server.stop() == 0)
 
         // Everything acknowledged is in the renamed file; nothing is left to replay at the old
@@ -62,6 +79,7 @@ import Testing
         #expect(acknowledged.allSatisfy { names.contains($0.name) })
         let fresh = try ServerProcess(databasePath: path, arguments: ["--quiet"])
         #expect(try RawHTTP.request(port: fresh.port, method: "GET", path: "/api/cupcakes").json?["total"] as? Int == 0)
+        #expect(try RawHTTP.request(port: fresh.port, method: "GET", path: "/readyz").status == 200)
         #expect(fresh.stop() == 0)
         #expect(try DatabaseFileInspector(path: path).sqlite3("PRAGMA integrity_check").stdout == "ok\n")
     }

@@ -1,5 +1,6 @@
 import CupcakeDomain
 import Foundation
+import Synchronization
 
 /// How hard a commit tries to reach the disk.
 public enum Durability: String, Sendable, CaseIterable {
@@ -50,6 +51,10 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
     /// - Parameters:
     ///   - walRestartFrames: the WAL size (in 4 KiB frames) past which it is started over.
     /// - Throws: ``StorageError`` when it cannot be opened, or its schema is newer than this build.
+    /// Why the store is not ready (``readiness()``), in words fit to show anyone: the database
+    /// file found moved (the store then refuses every write until a restart).
+    private let notReady = Mutex<String?>(nil)
+
     public init(path: String, durability: Durability = .process, walRestartFrames: Int = 4096) throws(StorageError) {
         location = path
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
@@ -551,6 +556,7 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
         // deleted or renamed is lost to a restart (see DatabaseFiles).
         if let moved = files?.moved() {
             movedFile = moved
+            notReady.withLock { $0 = Self.movedReadiness }
             // Everything committed so far goes into the database file the store has open (if
             // only the WAL was removed, that saves it), and the WAL is emptied, so that a WAL
             // left behind under the old name holds nothing to replay into another database.
@@ -558,6 +564,23 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
             throw Self.movedError(moved)
         }
         return result
+    }
+
+    private static let movedReadiness =
+        "the database file was deleted, renamed or replaced while the server had it open; restart cupcake serve"
+
+    /// Not ready once it refuses writes: closed, halted after a failed fsync (its own or the
+    /// checkpointer's), or its database file or WAL deleted, renamed or replaced (noticed here
+    /// too, before any write meets it). Each lasts until a restart.
+    public func readiness() -> String? {
+        if readersLock.withLock({ closed }) { return "the database is closed" }
+        if checkpointer?.failure != nil {
+            return "a write to the database's disk failed (fsync), so no order is stored until cupcake serve is "
+                + "restarted on a sound disk"
+        }
+        if let reason = notReady.withLock({ $0 }) { return reason }
+        if files?.moved() != nil { return Self.movedReadiness }
+        return nil
     }
 
     private static func movedError(_ path: String) -> StorageError {

@@ -41,18 +41,25 @@ extension Order {
         return self
     }
 
-    /// The rule an address field breaks, if any. Values arrive trimmed.
+    /// The rule an address field breaks, if any. Values arrive trimmed. Blank means no visible
+    /// character (``TextSafety/isBlank(_:)``): a name of zero-width spaces or Hangul fillers is
+    /// as blank as an empty one.
     static func addressRule(_ value: String) -> String? {
-        if value.isEmpty {
-            return "must not be blank"
-        }
         // Fast path: printable ASCII only, short enough by bytes (so by characters too).
         let utf8 = value.utf8
-        if utf8.count <= Order.maximumFieldLength && utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+        if !utf8.isEmpty, utf8.count <= Order.maximumFieldLength,
+            utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }), utf8.contains(where: { $0 != 0x20 })
+        {
             return nil
+        }
+        if TextSafety.isBlank(value) {
+            return "must not be blank"
         }
         if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return "must not contain control characters"
+        }
+        if value.unicodeScalars.contains(where: TextSafety.isBidiOverride) {
+            return "must not contain bidirectional override or isolate characters (U+202A-U+202E, U+2066-U+2069)"
         }
         let scalars = value.unicodeScalars.count
         if scalars > Order.maximumFieldLength {

@@ -66,9 +66,10 @@ public struct Order: Sendable, Hashable {
     /// The cake type, or `nil` when ``type`` is out of range.
     public var cakeType: CakeType? { CakeType(rawValue: type) }
 
-    /// Whether every address field is non-blank, as the app's `hasValidAddress`.
+    /// Whether every address field has a visible character, as the app's `hasValidAddress`
+    /// (``TextSafety/isBlank(_:)``).
     public var hasValidAddress: Bool {
-        !(name.isEmpty || streetAddress.isEmpty || city.isEmpty || zip.isEmpty)
+        ![name, streetAddress, city, zip].contains(where: TextSafety.isBlank)
     }
 
     /// The app's confirmation: "Your order for 5x chocolate cupcakes is on its way!"

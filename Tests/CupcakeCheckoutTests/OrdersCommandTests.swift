@@ -1,3 +1,4 @@
+import CupcakeDomain
 import CupcakeTestSupport
 import Foundation
 import Testing
@@ -144,6 +145,25 @@ import Testing
         #expect(lines[2].contains("yesterday"))
         #expect(lines[2].contains("4 × —"))
         #expect(lines.last == "page 1 of ? (2 orders)")
+    }
+
+    /// Every text the endpoint sends that `orders show` and `orders list` print, the id
+    /// included, reaches the terminal with its control, bidi and separator characters escaped.
+    @Test(arguments: [["orders", "show", "1"], ["orders", "list"]])
+    func textFromTheEndpointIsEscapedEverywhere(arguments: [String]) async throws {
+        let hostile = #"1\u001b]0;PWNED\u0007\u001b[31m\u009b\u2028\u202e"#
+        let order =
+            #"{"id":"\#(hostile)","createdAt":"\#(hostile)","type":2,"quantity":5,"specialRequestEnabled":false,"#
+            + #""extraFrosting":false,"addSprinkles":false,"name":"\#(hostile)","streetAddress":"\#(hostile)","#
+            + #""city":"\#(hostile)","zip":"\#(hostile)","costCents":1100}"#
+        let body = arguments[1] == "show" ? #"{"data":\#(order)}"# : #"{"page":1,"total":1,"data":[\#(order)]}"#
+        let endpoint = try ScriptedEndpoint([ScriptedEndpoint.Answer(status: 200, body: body)])
+        let (status, io) = try await Self.run(arguments, endpoint: endpoint.endpoint)
+        #expect(status == 0, "\(io.stderr)")
+        for scalar in io.stdout.unicodeScalars where scalar != "\n" {
+            #expect(!TextSafety.mustEscape(scalar), "U+\(String(scalar.value, radix: 16)) reached the terminal")
+        }
+        #expect(io.stdout.contains(#"1\x1b]0;PWNED\x07"#))
     }
 
     @Test func aListThatIsNotReqresShapeExits76() async throws {

@@ -12,6 +12,10 @@ import Testing
         ("/api/x\nforged 200", #"/api/x\x0aforged\x20200"#),
         ("/a\r\tb\\c\u{7F}", #"/a\x0d\x09b\x5cc\x7f"#),
         ("/café", "/café"),
+        // C1 controls, line separators and bidi formatting, which a terminal or a log viewer
+        // would act on, as in the CLI (TextSafety).
+        ("/a\u{9B}31m\u{85}", #"/a\x9b31m\x85"#),
+        ("/x\u{2028}y\u{2029}\u{202E}z", #"/x\u{2028}y\u{2029}\u{202e}z"#),
     ])
     func aRequestLineHasEveryFieldAndNoByteThatCouldSplitIt(path: String, logged: String) throws {
         let captured = TextCollector()

@@ -176,6 +176,26 @@ import Testing
         #expect(errors.allSatisfy { !($0["rule"] ?? "").isEmpty })
     }
 
+    /// Invisible text is blank on the server as in the domain, and the quote (what the page
+    /// asks) agrees: nothing is stored.
+    @Test(arguments: Engine.allCases)
+    func invisibleAddressFieldsAreBlankAndOverridesAreRefused(engine: Engine) throws {
+        let server = try TestServer(engine: engine)
+        let body =
+            #"{"type":1,"quantity":3,"name":"\u200b","streetAddress":"\u3164","city":"\u2060","zip":"\ufeff"}"#
+        let response = try RawHTTP.postOrder(port: server.port, json: body)
+        #expect(response.status == 422)
+        let errors = try #require(response.json?["errors"] as? [[String: String]])
+        #expect(errors.map { $0["field"] } == ["name", "streetAddress", "city", "zip"])
+        #expect(errors.allSatisfy { $0["rule"] == "must not be blank" })
+        let quote = try RawHTTP.request(port: server.port, method: "POST", path: "/api/quote", body: Data(body.utf8))
+        #expect(quote.json?["valid"] as? Bool == false)
+        let override = try RawHTTP.postOrder(
+            port: server.port, json: HostileCorpus.valid.replacingOccurrences(of: "Taylor", with: #"Tay\u202elor"#))
+        #expect(override.status == 422)
+        #expect(try server.orderCount() == 0)
+    }
+
     @Test(arguments: Engine.allCases)
     func aBodyOverTheLimitIsRejectedByContentLength(engine: Engine) throws {
         let server = try TestServer(engine: engine)

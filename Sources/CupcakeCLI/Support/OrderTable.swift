@@ -32,7 +32,7 @@ enum OrderTable {
     /// One order, a field per line.
     static func details(_ order: ListedOrder) -> [String] {
         var lines = [
-            "Order \(order.id ?? missing)\(order.isFavorite == true ? " ★" : "")",
+            "Order \(order.id.map(TerminalText.escaped) ?? missing)\(order.isFavorite == true ? " ★" : "")",
             "  placed   \(placed(order.createdAt))",
             "  cakes    \(cakes(order))",
             "  total    \(order.costCents.map { Money(cents: $0).formatted } ?? missing)",

@@ -160,18 +160,34 @@ public final class AccessLog: Sendable {
     }
 
     /// Copies text into a log line with every byte that could split or forge a line (controls,
-    /// space, DEL, backslash) written as `\xNN`. libmicrohttpd hands over the path already
-    /// percent-decoded, so `%0A` in a URL arrives as a newline.
+    /// space, DEL, backslash) written as `\xNN`, and every other character that must not reach a
+    /// terminal as it is (C1 controls, bidi formatting, line separators: ``TextSafety``) as
+    /// `\u{NNNN}`. libmicrohttpd hands over the path already percent-decoded, so `%0A` in a URL
+    /// arrives as a newline, and `%E2%80%A8` as U+2028.
     static func appendEscaped(_ text: String, to line: inout [UInt8]) {
-        for byte in text.utf8 {
-            if byte <= 32 || byte == 127 || byte == 92 {
-                line.append(92)
-                line.append(120)  // x
-                line.append(hexDigit(byte >> 4))
-                line.append(hexDigit(byte))
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            for byte in text.utf8 { appendEscaped(byte, to: &line) }
+            return
+        }
+        for scalar in text.unicodeScalars {
+            if scalar.isASCII {
+                appendEscaped(UInt8(scalar.value), to: &line)
+            } else if TextSafety.mustEscape(scalar) {
+                line.append(contentsOf: TextSafety.escape(scalar).utf8)
             } else {
-                line.append(byte)
+                line.append(contentsOf: String(scalar).utf8)
             }
+        }
+    }
+
+    private static func appendEscaped(_ byte: UInt8, to line: inout [UInt8]) {
+        if byte <= 32 || byte == 127 || byte == 92 {
+            line.append(92)
+            line.append(120)  // x
+            line.append(hexDigit(byte >> 4))
+            line.append(hexDigit(byte))
+        } else {
+            line.append(byte)
         }
     }
 

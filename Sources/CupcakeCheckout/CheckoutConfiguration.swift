@@ -168,6 +168,8 @@ public struct CheckoutConfiguration: Sendable, Equatable {
         public var retries: Int?
         /// `--config`.
         public var config: String?
+        /// The key flags given on the command line itself (`--api-key`), to warn about.
+        public var keysOnCommandLine: [String] = []
 
         /// Creates flags.
         public init(

@@ -43,7 +43,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// only done with one worker per core, on two cores or more.
     public var pinThreads = true
     /// How hard a commit tries to reach the disk.
-    public var durability = Durability.process
+    public var durability = Durability.full
     /// Whether to log one line per request.
     public var accessLog = true
 

@@ -9,6 +9,8 @@ import Foundation
 struct ServeCommandBody: CommandBody {
     var configuration: ServerConfiguration
     var databasePath: String
+    /// One line for each key given as a flag (see ``KeyFile``).
+    var keyWarnings: [String] = []
 
     init(_ arguments: ParsedArguments, console: Console) throws(CLIError) {
         try arguments.expectNoPositionals()
@@ -36,14 +38,17 @@ struct ServeCommandBody: CommandBody {
         if let host = arguments.value("--host") { configuration.host = host }
         if let port = try arguments.integer("--port", in: 0...65535) { configuration.port = port }
         if let database = arguments.value("--database") { configuration.database = database }
-        if let key = arguments.value("--api-key") { configuration.apiKey = key.isEmpty ? nil : key }
-        if let key = arguments.value("--staff-key") { configuration.staffKey = key.isEmpty ? nil : key }
+        if let key = try EndpointOptions.key(arguments, "--api-key") { configuration.apiKey = key.isEmpty ? nil : key }
+        if let key = try EndpointOptions.key(arguments, "--staff-key") {
+            configuration.staffKey = key.isEmpty ? nil : key
+        }
+        keyWarnings = EndpointOptions.keyWarnings(["--api-key", "--staff-key"].filter { arguments.value($0) != nil })
         if arguments.has("--insecure-no-keys") { configuration.insecureNoKeys = true }
         if let threads = try arguments.integer("--threads", in: 0...256) { configuration.threads = threads }
         if let mode = arguments.value("--durability") {
             guard let durability = Durability(rawValue: mode) else {
                 throw .usage(
-                    "The value '\(mode)' is invalid for '--durability <mode>': expected process or full.",
+                    "The value '\(mode)' is invalid for '--durability <mode>': expected full or process.",
                     arguments.command)
             }
             configuration.durability = durability
@@ -73,11 +78,12 @@ struct ServeCommandBody: CommandBody {
     /// SQLite's `durability` setting; PostgreSQL answers only after a durable commit.
     private var durabilitySummary: String {
         PostgresOrderStore.isURL(databasePath)
-            ? "synchronous_commit on" : "durability \(configuration.durability.rawValue)"
+            ? "synchronous_commit on" : configuration.durability.summary
     }
 
     func run(console: Console) async throws(CLIError) {
         let shutdown = ShutdownSignal.install()
+        for warning in keyWarnings { console.printError(warning) }
         let log = AccessLog(enabled: configuration.accessLog, write: console.err)
         let server: OrderServer
         do {

@@ -37,6 +37,48 @@ import Testing
         }
     }
 
+    /// `cupcake`'s own options, as its help lists them, are offered by every shell at the top.
+    @Test func everyOptionTheRootHelpListsIsCompletedAtTheTop() throws {
+        let help = try Self.output(["--help"])
+        let section = help.components(separatedBy: "OPTIONS:")[1].components(separatedBy: "SUBCOMMANDS:")[0]
+        let names = section.split(separator: "\n").flatMap { line in
+            line.split(separator: " ").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: ",")) }
+                .filter { $0.hasPrefix("-") }
+        }
+        #expect(Set(names) == ["-V", "--version", "-h", "--help"], "\(names)")
+        let scripts = try CommandTree.shells.map { try Self.output(["completion", $0]) }
+        for name in names {
+            #expect(try Self.bashOffered("cupcake \(name.hasPrefix("--") ? "--" : "-")").contains(name), "bash: \(name)")
+            #expect(scripts[1].contains("'\(name):"), "zsh lacks \(name)")
+            #expect(try Self.fishOffered("cupcake -").contains(name), "fish: \(name)")
+        }
+    }
+
+    static func bashOffered(_ line: String) throws -> Set<String> {
+        let script = try Self.output(["completion", "bash"])
+        let directory = try TemporaryDirectory()
+        let file = directory.path("cupcake.bash")
+        try script.write(toFile: file, atomically: true, encoding: .utf8)
+        var words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        if line.hasSuffix(" ") { words.append("") }
+        let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+        let program =
+            "source '\(file)'; COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); _cupcake; printf '%s\\n' \"${COMPREPLY[@]}\""
+        let result = try ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), ["-c", program])
+        return Set(result.stdout.split(separator: "\n").map(String.init))
+    }
+
+    static func fishOffered(_ line: String) throws -> Set<String> {
+        let script = try Self.output(["completion", "fish"])
+        let directory = try TemporaryDirectory()
+        let file = directory.path("cupcake.fish")
+        try script.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/fish"), ["--no-config", "-c", "source '\(file)'; complete -C '\(line)'"])
+        #expect(result.status == 0, "\(result.stderr)")
+        return Set(result.stdout.split(separator: "\n").map { String($0.split(separator: "\t")[0]) })
+    }
+
     @Test func theManualPageInDocsIsCurrentAndRendersCleanly() throws {
         let generated = try Self.output(["help", "--man"])
         let file = Self.packageRoot.appendingPathComponent("docs/cupcake.1")
@@ -71,32 +113,14 @@ import Testing
 
     /// bash: the script's function, called as bash's completion would.
     @Test(arguments: completions) func bashOffers(_ example: Completion) throws {
-        let script = try Self.output(["completion", "bash"])
-        let directory = try TemporaryDirectory()
-        let file = directory.path("cupcake.bash")
-        try script.write(toFile: file, atomically: true, encoding: .utf8)
-        var words = example.line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-        if example.line.hasSuffix(" ") { words.append("") }
-        let quoted = words.map { "'\($0)'" }.joined(separator: " ")
-        let program =
-            "source '\(file)'; COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); _cupcake; printf '%s\\n' \"${COMPREPLY[@]}\""
-        let result = try ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), ["-c", program])
-        let offered = Set(result.stdout.split(separator: "\n").map(String.init))
+        let offered = try Self.bashOffered(example.line)
         for word in example.offers { #expect(offered.contains(word), "\(offered)") }
         for word in example.notOffers { #expect(!offered.contains(word), "\(offered)") }
     }
 
     /// fish: its own `complete -C`, which asks the loaded completions what they offer.
     @Test(arguments: completions) func fishOffers(_ example: Completion) throws {
-        let script = try Self.output(["completion", "fish"])
-        let directory = try TemporaryDirectory()
-        let file = directory.path("cupcake.fish")
-        try script.write(toFile: file, atomically: true, encoding: .utf8)
-        let result = try ProcessRunner.run(
-            URL(fileURLWithPath: "/usr/bin/fish"),
-            ["--no-config", "-c", "source '\(file)'; complete -C '\(example.line)'"])
-        #expect(result.status == 0, "\(result.stderr)")
-        let offered = Set(result.stdout.split(separator: "\n").map { String($0.split(separator: "\t")[0]) })
+        let offered = try Self.fishOffered(example.line)
         for word in example.offers { #expect(offered.contains(word), "\(offered)") }
         for word in example.notOffers { #expect(!offered.contains(word), "\(offered)") }
     }

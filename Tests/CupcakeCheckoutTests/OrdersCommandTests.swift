@@ -166,6 +166,29 @@ import Testing
         #expect(io.stdout.contains(#"1\x1b]0;PWNED\x07"#))
     }
 
+    /// The client's keys from files only their owner may read; a key flag works with a warning.
+    @Test func theClientReadsKeysFromPrivateFilesAndWarnsAboutKeyFlags() async throws {
+        let server = try TestServer {
+            $0.apiKey = "app-k"
+            $0.staffKey = "staff-k"
+        }
+        let directory = try TemporaryDirectory()
+        let file = directory.path("staff.key")
+        try "staff-k\n".write(toFile: file, atomically: true, encoding: .utf8)
+        chmod(file, 0o640)
+        let (open, openIO) = try await Self.run(["orders", "list", "--staff-key-file", file], endpoint: server.endpoint)
+        #expect(open == 78)
+        #expect(openIO.stderr.contains("mode 0640"), "\(openIO.stderr)")
+        chmod(file, 0o600)
+        let (listed, listedIO) = try await Self.run(["orders", "list", "--staff-key-file", file], endpoint: server.endpoint)
+        #expect(listed == 0, "\(listedIO.stderr)")
+        #expect(!listedIO.stderr.contains("warning"))
+        let (flagged, flaggedIO) = try await Self.run(["orders", "list", "--staff-key", "staff-k"], endpoint: server.endpoint)
+        #expect(flagged == 0)
+        #expect(flaggedIO.stderr.contains("warning: --staff-key puts the key in the command line"))
+        #expect(flaggedIO.stdout.contains("No orders."))
+    }
+
     @Test func aListThatIsNotReqresShapeExits76() async throws {
         let endpoint = try ScriptedEndpoint([ScriptedEndpoint.Answer(status: 200, body: "[1,2]")])
         #expect(try await Self.run(["orders", "list"], endpoint: endpoint.endpoint).0 == 76)

@@ -91,6 +91,45 @@ import Testing
         server.stop()
     }
 
+    /// A key in a file only its owner may read; a key given as a flag works but is warned
+    /// about, since every local user can read it in /proc/PID/cmdline.
+    @Test func keysComeFromFilesOnlyTheirOwnerMayRead() throws {
+        let directory = try TemporaryDirectory()
+        let appFile = directory.path("app.key")
+        let staffFile = directory.path("staff.key")
+        try "app-secret\n".write(toFile: appFile, atomically: true, encoding: .utf8)
+        try " staff-secret \n".write(toFile: staffFile, atomically: true, encoding: .utf8)
+        chmod(appFile, 0o600)
+        chmod(staffFile, 0o644)
+        let refused = try ProcessRunner.cupcake([
+            "serve", "--port", "0", "--database", directory.path("refused.sqlite"), "--api-key-file", appFile,
+            "--staff-key-file", staffFile,
+        ])
+        #expect(refused.status == 78)
+        #expect(refused.stderr.contains("mode 0644"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("chmod 600"), "\(refused.stderr)")
+
+        chmod(staffFile, 0o400)
+        let server = try ServerProcess(
+            databasePath: directory.path("orders.sqlite"), arguments: ["--api-key-file", appFile, "--staff-key-file", staffFile])
+        #expect(try RawHTTP.postOrder(port: server.port, json: Self.order, headers: ["x-api-key": "app-secret"]).status == 201)
+        let list = try RawHTTP.request(
+            port: server.port, method: "GET", path: "/api/cupcakes", headers: ["x-api-key": "staff-secret"])
+        #expect(list.status == 200)
+        #expect(!server.log.contains("warning:"), "\(server.log)")
+        server.stop()
+
+        let flagged = try ServerProcess(databasePath: directory.path("flag.sqlite"), arguments: ["--api-key", "k1"])
+        #expect(flagged.log.contains("warning: --api-key puts the key in the command line"), "\(flagged.log)")
+        flagged.stop()
+
+        let both = try ProcessRunner.cupcake([
+            "serve", "--port", "0", "--database", directory.path("both.sqlite"), "--api-key", "x", "--api-key-file",
+            appFile,
+        ])
+        #expect(both.status == 64)
+    }
+
     @Test func theAPIKeyCanComeFromTheEnvironmentOrAConfigFile() throws {
         let directory = try TemporaryDirectory()
         let fromEnvironment = try ServerProcess(

@@ -126,7 +126,7 @@ import Testing
         let flag = directory.path("fail-sync")
         let path = directory.path("orders.sqlite")
         let server = try ServerProcess(
-            databasePath: path, arguments: ["--quiet"],
+            databasePath: path, arguments: ["--quiet", "--durability", "process"],
             environment: ["LD_PRELOAD": shim, "CUPCAKE_TEST_FAIL_SYNC": flag])
         var acknowledged = try (0..<20).map { try Self.post("process-before-\($0)", to: server) }
         #expect(acknowledged.allSatisfy { $0.response.status == 201 })

@@ -2,7 +2,7 @@
 /// done by `cupcake-server` (`ServeCommandBody`), which links the server's libraries.
 package enum ServeCommand: CommandSpec {
     package static let path = ["serve"]
-    package static let abstract = "Run the order service (reqres-compatible, SQLite-backed)."
+    package static let abstract = "Run the order service (reqres-compatible, on SQLite or PostgreSQL)."
     package static let discussion: String? = """
         Settings come from flags, then the environment (CUPCAKE_DATABASE_URL, CUPCAKE_API_KEY,
         CUPCAKE_STAFF_KEY), then the config file (--config, else
@@ -21,14 +21,19 @@ package enum ServeCommand: CommandSpec {
             defaultValue: "$XDG_DATA_HOME/cupcake/orders.sqlite"
         ).completing(.file),
         .value("--api-key", valueName: "<key>", help: "The app's key: place orders, reach one's own order."),
+        .value("--api-key-file", valueName: "<path>", help: "Read the app's key from a file (mode 0600).")
+            .completing(.file),
         .value("--staff-key", valueName: "<key>", help: "The shop's key: list, read, change any order, backups."),
+        .value("--staff-key-file", valueName: "<path>", help: "Read the shop's key from a file (mode 0600).")
+            .completing(.file),
         .flag("--insecure-no-keys", help: "Serve without keys on an address other than loopback."),
         .value("--config", valueName: "<path>", help: "Server config file (JSON).").completing(.file),
         .value(
             "--durability", valueName: "<mode>",
-            help: "process (survives kill -9) or full (fsync every commit, survives power loss).",
-            defaultValue: "process"
-        ).completing(.words(["process", "full"])),
+            help: "full (fsync every commit before its 201; survives a power loss) or process (survives kill -9 "
+                + "only: a power loss can lose answered orders).",
+            defaultValue: "full"
+        ).completing(.words(["full", "process"])),
         .value("--threads", valueName: "<n>", help: "Worker threads; 0 means one per core.", defaultValue: "0"),
         .flag(
             "--no-pin-threads",

@@ -11,6 +11,14 @@ package struct CommandTree {
         ("version", "Show the version."),
     ]
 
+    /// The options `cupcake` itself takes, before any subcommand (its help lists them).
+    static let rootOptions: [OptionSpec] = [
+        .flag("-V", "--version", help: "Show the version."), .help,
+    ]
+
+    /// The names of ``rootOptions``.
+    static var rootOptionNames: [String] { rootOptions.flatMap(\.names) }
+
     /// The shells `cupcake completion` writes for.
     package static let shells = ["bash", "zsh", "fish"]
 

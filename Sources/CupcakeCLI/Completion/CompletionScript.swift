@@ -65,7 +65,7 @@ enum CompletionScript {
                 local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
                 \(commandLoop(tree, words: "COMP_WORDS", first: 1, current: "COMP_CWORD"))
                 case "$command" in
-                    "") COMPREPLY=($(compgen -W "\(words(tree.topLevel.map(\.name)))" -- "$cur")) ;;
+                    "") COMPREPLY=($(compgen -W "\(words(tree.topLevel.map(\.name) + CommandTree.rootOptionNames))" -- "$cur")) ;;
                     help) COMPREPLY=($(compgen -W "\(words(tree.groups.map(\.name)))" -- "$cur")) ;;
 
             """
@@ -102,6 +102,12 @@ enum CompletionScript {
     /// Text inside single quotes.
     private static func quoted(_ text: String) -> String { text.replacing("'", with: "'\\''") }
 
+    /// The top-level words and `cupcake`'s own options, described, for `_describe`.
+    private static func rootChoices(_ tree: CommandTree) -> [String] {
+        tree.topLevel.map { described($0.name, $0.abstract) }
+            + CommandTree.rootOptions.flatMap { option in option.names.map { described($0, option.help) } }
+    }
+
     static func zsh(_ tree: CommandTree) -> String {
         var text = """
             #compdef cupcake
@@ -114,7 +120,7 @@ enum CompletionScript {
                 local -a choices
                 case "$command" in
                     "")
-                        choices=(\(tree.topLevel.map { described($0.name, $0.abstract) }.joined(separator: " ")))
+                        choices=(\(rootChoices(tree).joined(separator: " ")))
                         _describe 'subcommand' choices ;;
                     help) compadd -- \(words(tree.groups.map(\.name))) ;;
 
@@ -158,6 +164,11 @@ enum CompletionScript {
         ]
         for (word, abstract) in tree.topLevel {
             lines.append("complete -c cupcake -n __fish_use_subcommand -a \(word) -d '\(quoted(abstract))'")
+        }
+        for option in CommandTree.rootOptions {
+            let names = option.names.map { $0.hasPrefix("--") ? "-l \($0.dropFirst(2))" : "-s \($0.dropFirst())" }
+            lines.append(
+                "complete -c cupcake -n __fish_use_subcommand \(names.joined(separator: " ")) -d '\(quoted(option.help))'")
         }
         let groups = tree.groups.map(\.name).joined(separator: " ")
         lines.append("complete -c cupcake -n '__fish_seen_subcommand_from help' -a '\(groups)'")

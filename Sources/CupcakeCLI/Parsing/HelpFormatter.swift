@@ -49,10 +49,7 @@ enum HelpFormatter {
             OPTIONS:
 
             """
-        text += table([
-            ("--version", "Show the version."),
-            ("-h, --help", "Show help information."),
-        ])
+        text += table(CommandTree.rootOptions.map(row))
         text += "\nSUBCOMMANDS:\n"
         text += table(groups.map { ($0.name, $0.abstract) })
         text += "\n  See 'cupcake help <subcommand>' for detailed help.\n"

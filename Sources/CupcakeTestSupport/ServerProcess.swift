@@ -14,17 +14,21 @@ public final class ServerProcess: @unchecked Sendable {
     public let arguments: [String]
     private let environment: [String: String]
     private let fileSizeLimitKiB: Int?
+    private let wrapper: [String]
 
     /// Starts `cupcake serve --port 0 --database PATH` plus `arguments` and waits (≤ 20 s) for
-    /// its startup line. With `fileSizeLimitKiB`, the server runs under that `ulimit -f`.
+    /// its startup line. With `fileSizeLimitKiB`, the server runs under that `ulimit -f`; with a
+    /// `wrapper` (a program and its arguments, such as strace), under that program, which must
+    /// run the command it is given as its child.
     public init(
         databasePath: String, arguments: [String] = [], environment: [String: String] = [:],
-        fileSizeLimitKiB: Int? = nil
+        fileSizeLimitKiB: Int? = nil, wrapper: [String] = []
     ) throws {
         self.databasePath = databasePath
         self.arguments = arguments
         self.environment = environment
         self.fileSizeLimitKiB = fileSizeLimitKiB
+        self.wrapper = wrapper
         logFile = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cupcake-serve-\(UUID().uuidString).log")
         try start()
@@ -63,6 +67,9 @@ public final class ServerProcess: @unchecked Sendable {
             process.arguments =
                 ["-c", "ulimit -f \(fileSizeLimitKiB) && exec \"$0\" \"$@\"", ProcessRunner.cupcakeExecutable.path]
                 + serve
+        } else if let program = wrapper.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = Array(wrapper.dropFirst()) + [ProcessRunner.cupcakeExecutable.path] + serve
         } else {
             process.executableURL = ProcessRunner.cupcakeExecutable
             process.arguments = serve
@@ -90,11 +97,16 @@ public final class ServerProcess: @unchecked Sendable {
         throw TestSocketError(message: "cupcake serve did not start: \(log)")
     }
 
-    /// Sends a signal and waits (≤ 20 s) for the exit; returns the exit status.
+    /// Sends a signal (under a wrapper: to the server, the wrapper's child) and waits (≤ 20 s)
+    /// for the exit; returns the exit status (the wrapper's, under one).
     @discardableResult
     public func stop(signal: Int32 = SIGTERM) -> Int32 {
         guard let process else { return -1 }
-        if process.isRunning { kill(process.processIdentifier, signal) }
+        if process.isRunning {
+            let children = wrapper.isEmpty ? [] : Self.children(of: process.processIdentifier)
+            for child in children { kill(child, signal) }
+            if children.isEmpty { kill(process.processIdentifier, signal) }
+        }
         let deadline = Date().addingTimeInterval(20)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning {
@@ -102,6 +114,15 @@ public final class ServerProcess: @unchecked Sendable {
         }
         process.waitUntilExit()
         return process.terminationStatus
+    }
+
+    /// The processes whose parent is `parent` (from /proc, every thread's list).
+    static func children(of parent: Int32) -> [Int32] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(parent)/task")) ?? []
+        return tasks.flatMap { task -> [Int32] in
+            let text = (try? String(contentsOfFile: "/proc/\(parent)/task/\(task)/children", encoding: .utf8)) ?? ""
+            return text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
     }
 
     /// kill -9: no chance to finish anything.

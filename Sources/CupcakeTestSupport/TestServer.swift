@@ -18,7 +18,10 @@ public final class TestServer: @unchecked Sendable {
     private let postgres: PostgresDatabase?
 
     /// Starts a server; `configure` may change the configuration (port and host are fixed).
-    public init(engine: Engine = .sqlite, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    /// Request lines go to `log` when given (none are written otherwise).
+    public init(
+        engine: Engine = .sqlite, log: AccessLog? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) throws {
         self.engine = engine
         directory = try TemporaryDirectory()
         switch engine {
@@ -35,7 +38,8 @@ public final class TestServer: @unchecked Sendable {
         configuration.host = "127.0.0.1"
         configuration.port = 0
         server = try OrderServer(
-            configuration: configuration, databasePath: databasePath, log: AccessLog(enabled: false, write: { _ in }))
+            configuration: configuration, databasePath: databasePath,
+            log: log ?? AccessLog(enabled: false, write: { _ in }))
     }
 
     /// The bound port.

@@ -10,7 +10,7 @@ import Foundation
 /// here, in libmicrohttpd's buffer, before libmicrohttpd splits it: libmicrohttpd 0.9.75 stalls
 /// on arguments it cannot index, and the handler refuses the request (414) without reading them.
 let uriLogged: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
-    cls, uri, _ in
+    cls, uri, connection in
     guard let cls else { return nil }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let target = uri.map(RawTarget.init) ?? RawTarget()
@@ -19,6 +19,9 @@ let uriLogged: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, 
         UnsafeMutablePointer(mutating: question + 1).pointee = 0
     }
     let context = RequestContext(requestID: server.log.nextRequestID(), rawTarget: target)
+    // The peer for now (the head, and any X-Forwarded-For in it, is not read yet): what the log
+    // shows for a request libmicrohttpd refuses before the handler is called.
+    if let connection { context.client = watchedConnection(connection)?.address ?? peerAddress(of: connection) }
     server.activeRequests.add(1, ordering: .relaxed)
     return Unmanaged.passRetained(context).toOpaque()
 }
@@ -86,7 +89,7 @@ let accessHandler: MHD_AccessHandlerCallback = {
         context.progress = .discarding(bytes: total)
         // A flood far past the limit is cut off by closing the connection.
         return total > 16 * server.limits.bodyBytes ? .NO : .YES
-    case .refused, .sentDirectly:
+    case .refused, .sentDirectly, .answeredByLibrary:
         uploadSize.pointee = 0
         return .YES
     case .receiving:
@@ -114,7 +117,7 @@ private func admit(
     let queued = cupcake_connection_queued_status(connection)
     if queued != 0 {
         context.status = Int(queued)
-        context.progress = .refused
+        context.progress = .answeredByLibrary
         return .YES
     }
     guard let method, let url, let version else { return .NO }
@@ -210,15 +213,24 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, requestS
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(state).takeRetainedValue()
     requestState.pointee = nil
-    if context.status == 0, let connection {
-        // Answered by libmicrohttpd itself before the handler heard of it.
-        context.status = Int(cupcake_connection_queued_status(connection))
+    // Answered by libmicrohttpd itself (its own 400, 413 or 431 while reading the head): it
+    // reports every such request as ended "with error", answer sent or not, so it is logged with
+    // that answer's status as it is for any other.
+    var answeredByLibrary = false
+    switch context.progress {
+    case .arriving:
+        context.status = connection.map { Int(cupcake_connection_queued_status($0)) } ?? 0
+        answeredByLibrary = context.status != 0
+    case .answeredByLibrary:
+        answeredByLibrary = true
+    default:
+        break
     }
     let elapsed = DispatchTime.now().uptimeNanoseconds - context.startNanoseconds
     // Only a request whose answer was sent in full completes OK; any other had its answer (if it
     // had one) cut off, and is logged and counted as aborted with the status it would have had.
     let sentDirectly = if case .sentDirectly = context.progress { true } else { false }
-    let aborted = termination != .REQUEST_TERMINATED_COMPLETED_OK && !sentDirectly
+    let aborted = termination != .REQUEST_TERMINATED_COMPLETED_OK && !sentDirectly && !answeredByLibrary
     server.metrics.request(
         method: context.method, path: context.path, status: context.status, seconds: Double(elapsed) / 1e9,
         aborted: aborted)

@@ -39,9 +39,11 @@ enum RequestProgress {
     case receiving
     /// Its body passed the limit: the rest is read and dropped, then 413 answered.
     case discarding(bytes: Int)
-    /// Answered before it was handed on (a refused head, 413), or by libmicrohttpd itself; what
-    /// still arrives is ignored.
+    /// Answered before it was handed on (a refused head, 413); what still arrives is ignored.
     case refused
+    /// Answered by libmicrohttpd itself while it read the head (a Content-Length it cannot
+    /// read, say); never handed on.
+    case answeredByLibrary
     /// Refused by an answer written straight to the socket (``DirectAnswer``): libmicrohttpd
     /// closes the connection.
     case sentDirectly

@@ -11,13 +11,45 @@ public final class NginxProcess: @unchecked Sendable {
     public private(set) var port = 0
 
     /// Writes the configuration and starts nginx in the foreground (waits ≤ 10 s for it).
-    public init(upstreamPorts: [Int]) throws {
+    public convenience init(upstreamPorts: [Int]) throws {
+        try self.init { port, directory in
+            try Self.configuration(port: port, upstreams: upstreamPorts.map { "127.0.0.1:\($0)" }, directory: directory)
+        }
+    }
+
+    /// nginx as an origin server that answers every request it accepts with 200 (and the
+    /// method and path), for comparing how it reads a request with how `cupcake serve` does.
+    public static func origin() throws -> NginxProcess {
+        try NginxProcess { port, directory in
+            """
+            daemon off;
+            worker_processes 1;
+            pid \(directory)/nginx.pid;
+            events { worker_connections 256; }
+            http {
+                access_log off;
+                client_body_temp_path \(directory)/body;
+                proxy_temp_path \(directory)/proxy;
+                fastcgi_temp_path \(directory)/fastcgi;
+                uwsgi_temp_path \(directory)/uwsgi;
+                scgi_temp_path \(directory)/scgi;
+                server {
+                    listen 127.0.0.1:\(port);
+                    location / { return 200 "ok $request_method $uri\\n"; }
+                }
+            }
+
+            """
+        }
+    }
+
+    /// Starts nginx with the configuration `configure` writes for a port and a folder of its own.
+    public init(configure: (_ port: Int, _ directory: String) throws -> String) throws {
         directory = try TemporaryDirectory()
         var failure = ""
         for _ in 0..<5 {
             port = try FreePort.next()
-            let configuration = try Self.configuration(
-                port: port, upstreams: upstreamPorts.map { "127.0.0.1:\($0)" }, directory: directory.url.path)
+            let configuration = try configure(port, directory.url.path)
             try configuration.write(toFile: directory.path("nginx.conf"), atomically: true, encoding: .utf8)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")

@@ -94,6 +94,8 @@ public enum RawHTTP {
 public final class TestSocket: @unchecked Sendable {
     // Safe: used by one test thread at a time.
     let fd: Int32
+    /// The socket, for tests that read it their own way (poll, peek).
+    public var descriptor: Int32 { fd }
 
     /// Connects to 127.0.0.1, with send and receive timeouts; from `source` (another loopback
     /// address such as 127.0.0.2, to play another client) when given.

@@ -185,3 +185,53 @@ import Testing
         #expect(server.stop() == 0)
     }
 }
+
+/// The cluster as `scripts/cluster` ships it (nginx with `max_fails=1 fail_timeout=2s`, two
+/// instances over PostgreSQL) under a request whose head is over the server's limit but within
+/// nginx's: every instance must answer it (431), never close without an answer, or nginx marks
+/// the instances down and answers everyone 502.
+@Suite(.serialized) struct ClusterAttackTests {
+    @Test func anOversizedHeadRepeatedFor30SecondsFailsNoNormalRequest() throws {
+        let database = try PostgresFixture.shared.get().newDatabase()
+        let instances = try (0..<2).map { _ in try ServerProcess(databasePath: database.url, arguments: ["--quiet"]) }
+        let nginx = try NginxProcess(upstreamPorts: instances.map(\.port))
+        let attack = Data(
+            ("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: a=" + String(repeating: "c", count: 7_800) + "\r\n"
+                + "X-Pad: " + String(repeating: "p", count: 8_050) + "\r\nConnection: close\r\n\r\n").utf8)
+        let end = Date().addingTimeInterval(30)
+        let results = Parallel.run(2, timeout: 60) { role -> [Int] in
+            var statuses: [Int] = []
+            var number = 0
+            while Date() < end {
+                number += 1
+                if role == 0 {
+                    // The attacker: every 1.8 s.
+                    statuses.append((try? RawHTTP.exchange(port: nginx.port, bytes: attack).status) ?? 0)
+                    usleep(1_800_000)
+                } else {
+                    // A steady client: a health check and an order, every 50 ms.
+                    let health = try? RawHTTP.request(port: nginx.port, method: "GET", path: "/healthz")
+                    statuses.append(health?.status ?? 0)
+                    let order = try? RawHTTP.postOrder(
+                        port: nginx.port, json: ScaleOutTests.body(name: "steady \(number)"),
+                        headers: ["Idempotency-Key": "steady-\(number)"])
+                    statuses.append(order?.status ?? 0)
+                    usleep(50_000)
+                }
+            }
+            return statuses
+        }
+        let attacks = results[0] ?? []
+        let normal = results[1] ?? []
+        #expect(attacks.count >= 10)
+        #expect(attacks.allSatisfy { $0 == 431 }, "the oversized request: \(Set(attacks))")
+        let failed = normal.filter { $0 != 200 && $0 != 201 }
+        #expect(normal.count > 100)
+        #expect(failed.isEmpty, "\(failed.count) of \(normal.count) normal requests failed: \(Set(failed))")
+        for instance in instances { #expect(instance.stop() == 0) }
+        print(
+            "RELIABILITY cluster: a 15.9 KB head (Cookie 7,800 + X-Pad 8,050) every 1.8 s for 30 s through nginx "
+                + "(max_fails=1) to two instances: \(attacks.count) answered 431, \(failed.count) of \(normal.count) "
+                + "normal requests failed")
+    }
+}

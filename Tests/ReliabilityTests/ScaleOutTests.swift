@@ -224,14 +224,15 @@ import Testing
         let attacks = results[0] ?? []
         let normal = results[1] ?? []
         #expect(attacks.count >= 10)
-        #expect(attacks.allSatisfy { $0 == 431 }, "the oversized request: \(Set(attacks))")
+        // Refused: by the instances (431), or by nginx's own limit on heads (400).
+        #expect(attacks.allSatisfy { $0 == 431 || $0 == 400 }, "the oversized request: \(Set(attacks))")
         let failed = normal.filter { $0 != 200 && $0 != 201 }
         #expect(normal.count > 100)
         #expect(failed.isEmpty, "\(failed.count) of \(normal.count) normal requests failed: \(Set(failed))")
         for instance in instances { #expect(instance.stop() == 0) }
         print(
             "RELIABILITY cluster: a 15.9 KB head (Cookie 7,800 + X-Pad 8,050) every 1.8 s for 30 s through nginx "
-                + "(max_fails=1) to two instances: \(attacks.count) answered 431, \(failed.count) of \(normal.count) "
+                + "(max_fails=1) to two instances: \(attacks.count) refused (\(Set(attacks).sorted())), \(failed.count) of \(normal.count) "
                 + "normal requests failed")
     }
 }

@@ -160,12 +160,18 @@ struct RequestHead {
             return Problem.badRequest("The request has more than one Content-Length.")
         }
         if let length = lengths.first {
-            let text = value(length)
-            guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            let digits = trimmed(length)
+            guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
                 return Problem.badRequest("The request's Content-Length is not a number of bytes.")
             }
-            guard let bytes = Int64(text) else {
-                return Problem.badRequest("The request's Content-Length is too large to be one.")
+            var bytes: Int64 = 0
+            for digit in digits {
+                let (times, overflowTimes) = bytes.multipliedReportingOverflow(by: 10)
+                let (sum, overflowSum) = times.addingReportingOverflow(Int64(digit - 0x30))
+                guard !overflowTimes, !overflowSum else {
+                    return Problem.badRequest("The request's Content-Length is too large to be one.")
+                }
+                bytes = sum
             }
             if bytes > limits.bodyBytes {
                 return Problem.payloadTooLarge(limit: limits.bodyBytes)
@@ -174,7 +180,7 @@ struct RequestHead {
         if hosts.count > 1 || (http11 && hosts.isEmpty) {
             return Problem.badRequest("An HTTP/1.1 request needs exactly one Host header.")
         }
-        if let host = hosts.first, !isHost(value(host)) {
+        if let host = hosts.first, !isHost(trimmed(host)) {
             return Problem.badRequest("The Host header is not a host name or address with an optional port.")
         }
         return nil
@@ -206,40 +212,45 @@ struct RequestHead {
     }
 
     /// RFC 9110 §5.6.2's tchar.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
+    static func isTokenByte(_ byte: UInt8) -> Bool { tokenBytes[Int(byte)] }
+
+    /// Which bytes are tchar, as a table: every request's every field name is checked.
+    private static let tokenBytes: [Bool] = (0..<256).map { value in
+        let byte = UInt8(value)
+        return (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+            || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+    }
+
+    /// Which bytes may stand in a host name (RFC 3986's unreserved, pct-encoded and sub-delims).
+    private static let hostBytes: [Bool] = (0..<256).map { value in
+        let byte = UInt8(value)
+        return (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+            || "-._~!$&'()*+,;=%".utf8.contains(byte)
     }
 
     /// RFC 9110 §7.2: `uri-host [ ":" port ]`; an IP literal in brackets, or a name or IPv4
     /// address of unreserved characters, percent escapes and sub-delims.
-    static func isHost(_ text: String) -> Bool {
-        var host = Substring(text)
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return false }
+    static func isHost<Bytes: BidirectionalCollection>(_ text: Bytes) -> Bool where Bytes.Element == UInt8 {
+        var host = text[...]
+        if host.first == UInt8(ascii: "[") {
+            guard let close = host.firstIndex(of: UInt8(ascii: "]")) else { return false }
             let literal = host[host.index(after: host.startIndex)..<close]
-            guard !literal.isEmpty, literal.utf8.allSatisfy({ isHexDigit($0) || $0 == 0x3A || $0 == 0x2E }) else {
+            guard !literal.isEmpty, literal.allSatisfy({ isHexDigit($0) || $0 == 0x3A || $0 == 0x2E }) else {
                 return false
             }
-            host = host[host.index(after: close)...]
-            return host.isEmpty || isPort(host)
+            let rest = host[host.index(after: close)...]
+            return rest.isEmpty || isPort(rest)
         }
-        if let colon = host.lastIndex(of: ":") {
+        if let colon = host.lastIndex(of: UInt8(ascii: ":")) {
             guard isPort(host[colon...]) else { return false }
             host = host[..<colon]
         }
-        let allowed = Set("-._~!$&'()*+,;=%".utf8)
-        return !host.isEmpty
-            && host.utf8.allSatisfy { isHexDigit($0) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || allowed.contains($0) }
+        return !host.isEmpty && host.allSatisfy { hostBytes[Int($0)] }
     }
 
-    private static func isPort(_ text: Substring) -> Bool {
-        text.first == ":" && text.dropFirst().utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+    /// `:` and digits.
+    private static func isPort<Bytes: Collection>(_ text: Bytes) -> Bool where Bytes.Element == UInt8 {
+        text.first == UInt8(ascii: ":") && text.dropFirst().allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
     }
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {
@@ -249,6 +260,7 @@ struct RequestHead {
     /// The header fields, in the order received.
     static func fields(of connection: OpaquePointer) -> [Field] {
         var fields: [Field] = []
+        fields.reserveCapacity(16)
         _ = withUnsafeMutablePointer(to: &fields) { pointer in
             MHD_get_connection_values_n(
                 connection, .HEADER_KIND,
@@ -269,9 +281,12 @@ struct RequestHead {
         return "'" + String(decoding: bytes.map { isTokenByte($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self) + "'"
     }
 
-    private static func value(_ field: Field) -> String {
-        String(decoding: UnsafeRawBufferPointer(start: field.value, count: field.valueCount), as: UTF8.self)
-            .trimmingOptionalWhitespace
+    /// A field's value without the spaces and tabs around it, as bytes in place.
+    private static func trimmed(_ field: Field) -> Slice<UnsafeRawBufferPointer> {
+        let bytes = UnsafeRawBufferPointer(start: field.value, count: field.valueCount)
+        let start = bytes.firstIndex { $0 != 0x20 && $0 != 0x09 } ?? bytes.endIndex
+        let end = bytes.lastIndex { $0 != 0x20 && $0 != 0x09 }.map { $0 + 1 } ?? start
+        return bytes[start..<max(start, end)]
     }
 
     private static func matches(_ field: Field, _ name: String) -> Bool {

@@ -38,5 +38,8 @@ public struct HTTPRequest: Sendable {
     }
 
     /// A header's value by case-insensitive name.
-    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    public func header(_ name: String) -> String? {
+        // The server asks with lower-case names: no new string for those.
+        name.utf8.contains { $0 >= 0x41 && $0 <= 0x5A } ? headers[name.lowercased()] : headers[name]
+    }
 }

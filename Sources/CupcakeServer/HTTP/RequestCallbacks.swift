@@ -66,7 +66,7 @@ let accessHandler: MHD_AccessHandlerCallback = {
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(state).takeUnretainedValue()
 
-    switch context.progress {
+    switch context.progress.withLock({ $0 }) {
     case .arriving:
         return admit(context, connection, server: server, url: url, method: method, version: version)
     case .receiving where uploadSize.pointee > 0:
@@ -75,7 +75,7 @@ let accessHandler: MHD_AccessHandlerCallback = {
         if context.body.count + count > server.limits.bodyBytes {
             // MHD accepts a response only once the upload has been read, so the rest of an
             // over-limit body (one without Content-Length) is read and dropped, never stored.
-            context.progress = .discarding(bytes: context.body.count + count)
+            context.progress.withLock { $0 = .discarding(bytes: context.body.count + count) }
             context.body = []
         } else if let uploadData {
             uploadData.withMemoryRebound(to: UInt8.self, capacity: count) { pointer in
@@ -86,7 +86,7 @@ let accessHandler: MHD_AccessHandlerCallback = {
     case .discarding(let bytes) where uploadSize.pointee > 0:
         let total = bytes + uploadSize.pointee
         uploadSize.pointee = 0
-        context.progress = .discarding(bytes: total)
+        context.progress.withLock { $0 = .discarding(bytes: total) }
         // A flood far past the limit is cut off by closing the connection.
         return total > 16 * server.limits.bodyBytes ? .NO : .YES
     case .refused, .sentDirectly, .answeredByLibrary:
@@ -97,7 +97,7 @@ let accessHandler: MHD_AccessHandlerCallback = {
         watchedConnection(connection)?.receivingSince.store(0, ordering: .relaxed)
         return hand(context, connection, server: server)
     case .discarding:
-        context.progress = .refused
+        context.progress.withLock { $0 = .refused }
         return queue(Problem.payloadTooLarge(limit: server.limits.bodyBytes).response, on: connection, context: context)
     case .handed, .awaiting, .suspended, .answered, .queued:
         return answerIfReady(context, connection)
@@ -117,7 +117,7 @@ private func admit(
     let queued = cupcake_connection_queued_status(connection)
     if queued != 0 {
         context.status = Int(queued)
-        context.progress = .answeredByLibrary
+        context.progress.withLock { $0 = .answeredByLibrary }
         return .YES
     }
     guard let method, let url, let version else { return .NO }
@@ -133,13 +133,14 @@ private func admit(
         if kept + DirectAnswer.reserveBytes > HTTPServer.connectionMemoryBytes {
             // No room left to build the answer in (see DirectAnswer): write it, and close.
             context.status = response.status
-            context.progress = DirectAnswer.send(response, requestID: context.requestID, on: connection) ? .sentDirectly : .refused
+            let sent = DirectAnswer.send(response, requestID: context.requestID, on: connection)
+            context.progress.withLock { $0 = sent ? .sentDirectly : .refused }
             return .NO
         }
-        context.progress = .refused
+        context.progress.withLock { $0 = .refused }
         return queue(response, on: connection, context: context)
     }
-    context.progress = .receiving
+    context.progress.withLock { $0 = .receiving }
     return .YES
 }
 
@@ -152,27 +153,26 @@ private func hand(_ context: RequestContext, _ connection: OpaquePointer, server
             ? values(of: connection, kind: .GET_ARGUMENT_KIND) : [:],
         headers: headers, body: context.body, requestID: context.requestID, clientAddress: context.client)
     context.body = []
-    context.lock.withLock { context.progress = .handed }
+    context.progress.withLock { $0 = .handed }
     let handle = UnsafeSendable(connection)
     server.handler.handle(request) { response in
-        context.lock.lock()
-        let resume: Bool
-        switch context.progress {
-        case .handed, .awaiting:
-            resume = false
-        case .suspended:
-            resume = true
-        default:
-            // Answered already: the handler answers once.
-            context.lock.unlock()
-            return
+        let resume = context.progress.withLock { progress -> Bool? in
+            switch progress {
+            case .handed, .awaiting:
+                progress = .answered(response)
+                return false
+            case .suspended:
+                progress = .answered(response)
+                return true
+            default:
+                // Answered already: the handler answers once.
+                return nil
+            }
         }
-        context.progress = .answered(response)
-        context.lock.unlock()
         // Resumed after unlocking: the resume wakes the worker, which takes this lock first
         // thing. MHD calls nothing for a suspended connection until it is resumed, so nothing
         // can happen to the request in between.
-        if resume { MHD_resume_connection(handle.value) }
+        if resume == true { MHD_resume_connection(handle.value) }
     }
     return answerIfReady(context, connection)
 }
@@ -180,27 +180,29 @@ private func hand(_ context: RequestContext, _ connection: OpaquePointer, server
 /// Queues the handler's answer if it has come; otherwise waits for it: first until the worker's
 /// next pass (an answer in by then costs no suspend and resume), then suspended.
 private func answerIfReady(_ context: RequestContext, _ connection: OpaquePointer) -> MHD_Result {
-    context.lock.lock()
-    defer { context.lock.unlock() }
-    switch context.progress {
-    case .answered(let response):
-        // Queued here, on the worker thread, so the thread that answered (the group-commit
-        // writer) only hands it over.
-        context.progress = .queued
-        return queue(response, on: connection, context: context)
-    case .handed:
-        // Not answered while the handler ran: MHD calls again on the worker's next pass, after
-        // its other ready connections.
-        context.progress = .awaiting
-    case .awaiting:
-        // The next pass and still no answer: suspend until it comes. Under the lock, so the
-        // answer cannot try to resume the connection before it is suspended.
-        context.progress = .suspended
-        MHD_suspend_connection(connection)
-    default:
-        break
+    let answer = context.progress.withLock { progress -> HTTPResponse? in
+        switch progress {
+        case .answered(let response):
+            progress = .queued
+            return response
+        case .handed:
+            // Not answered while the handler ran: MHD calls again on the worker's next pass,
+            // after its other ready connections.
+            progress = .awaiting
+        case .awaiting:
+            // The next pass and still no answer: suspend until it comes. Under the lock, so the
+            // answer cannot try to resume the connection before it is suspended.
+            progress = .suspended
+            MHD_suspend_connection(connection)
+        default:
+            break
+        }
+        return nil
     }
-    return .YES
+    // Queued here, on the worker thread, so the thread that answered (the group-commit writer)
+    // only hands it over.
+    guard let answer else { return .YES }
+    return queue(answer, on: connection, context: context)
 }
 
 /// MHD's "request completed": logs the request and frees its context.
@@ -217,7 +219,7 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, requestS
     // reports every such request as ended "with error", answer sent or not, so it is logged with
     // that answer's status as it is for any other.
     var answeredByLibrary = false
-    switch context.progress {
+    switch context.progress.withLock({ $0 }) {
     case .arriving:
         context.status = connection.map { Int(cupcake_connection_queued_status($0)) } ?? 0
         answeredByLibrary = context.status != 0
@@ -229,7 +231,7 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, requestS
     let elapsed = DispatchTime.now().uptimeNanoseconds - context.startNanoseconds
     // Only a request whose answer was sent in full completes OK; any other had its answer (if it
     // had one) cut off, and is logged and counted as aborted with the status it would have had.
-    let sentDirectly = if case .sentDirectly = context.progress { true } else { false }
+    let sentDirectly = if case .sentDirectly = context.progress.withLock({ $0 }) { true } else { false }
     let aborted = termination != .REQUEST_TERMINATED_COMPLETED_OK && !sentDirectly && !answeredByLibrary
     server.metrics.request(
         method: context.method, path: context.path, status: context.status, seconds: Double(elapsed) / 1e9,

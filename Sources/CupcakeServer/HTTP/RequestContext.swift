@@ -1,12 +1,13 @@
 import CMicroHTTPD
 import Foundation
+import Synchronization
 
 /// One request's state across libmicrohttpd's calls, from the moment its request line is read
 /// (the URI log callback makes it) until "request completed" frees it.
 final class RequestContext: @unchecked Sendable {
     // Safe: libmicrohttpd calls the access handler for one request on one worker thread at a
     // time; only `progress` is also touched by the thread that answers later (the group-commit
-    // writer), and always while holding `lock`.
+    // writer), and it is a Mutex.
     let startNanoseconds: UInt64
     let requestID: String
     /// The target as received, measured before libmicrohttpd unescaped it.
@@ -20,9 +21,8 @@ final class RequestContext: @unchecked Sendable {
     /// The status of the answer queued, 0 before one is.
     var status = 0
     var body: [UInt8] = []
-    let lock = NSLock()
-    /// Where the request is; guarded by `lock` once it has been handed to the handler.
-    var progress = RequestProgress.arriving
+    /// Where the request is.
+    let progress = Mutex(RequestProgress.arriving)
 
     init(requestID: String, rawTarget: RawTarget) {
         self.requestID = requestID

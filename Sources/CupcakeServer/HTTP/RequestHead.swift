@@ -75,8 +75,19 @@ struct RequestHead {
         guard UnsafeRawPointer(version) == UnsafeRawPointer(url) + rawTarget.count + 1 else {
             return Problem.badRequest("The request's target holds a NUL byte.")
         }
-        let fields = Self.fields(of: connection)
-        if let refusal = sizeRefusal(connection, headBytes: headBytes, fields: fields, limits: limits) {
+        return withFields(of: connection, atMost: limits.fields) { fields, count in
+            checked(
+                fields, count: count, connection: connection, version: version, headBytes: headBytes,
+                headEnd: headEnd, http11: http11, limits: limits)
+        }
+    }
+
+    /// The checks on the header fields (`count` of them in all; `fields` holds the first ones).
+    private static func checked(
+        _ fields: UnsafeBufferPointer<Field>, count: Int, connection: OpaquePointer, version: UnsafePointer<CChar>,
+        headBytes: Int, headEnd: UnsafeRawPointer, http11: Bool, limits: Limits
+    ) -> Problem? {
+        if let refusal = sizeRefusal(connection, headBytes: headBytes, fields: fields, count: count, limits: limits) {
             return refusal
         }
         // Each field line follows the one before with nothing between but its line end (CRLF or
@@ -101,18 +112,18 @@ struct RequestHead {
     /// The head's size against the limits, and what libmicrohttpd keeps of it against the
     /// connection's memory.
     private static func sizeRefusal(
-        _ connection: OpaquePointer, headBytes: Int, fields: [Field], limits: Limits
+        _ connection: OpaquePointer, headBytes: Int, fields: UnsafeBufferPointer<Field>, count: Int, limits: Limits
     ) -> Problem? {
         if headBytes > limits.headBytes {
             return Problem.headTooLarge("The request's head is \(headBytes) bytes; this server takes at most \(limits.headBytes).")
         }
-        if fields.count > limits.fields {
-            return Problem.headTooLarge("The request has \(fields.count) header fields; this server takes at most \(limits.fields).")
+        if count > limits.fields {
+            return Problem.headTooLarge("The request has \(count) header fields; this server takes at most \(limits.fields).")
         }
         if let long = fields.first(where: { $0.nameCount + 1 + $0.valueCount > limits.fieldLineBytes }) {
             return Problem.headTooLarge("The header field \(name(long)) is longer than \(limits.fieldLineBytes) bytes.")
         }
-        let memory = keptBytes(connection, headBytes: headBytes, fields: fields.count)
+        let memory = keptBytes(connection, headBytes: headBytes, fields: count)
         if memory > limits.memoryBytes {
             return Problem.headTooLarge("The request's head, its cookies and query arguments take \(memory) bytes to hold; "
                     + "this server keeps at most \(limits.memoryBytes) for one.")
@@ -130,7 +141,7 @@ struct RequestHead {
     }
 
     /// RFC 9112 §6: the body's length must be unambiguous, and §3.2: Host once in HTTP/1.1.
-    private static func framingRefusal(_ fields: [Field], http11: Bool, limits: Limits) -> Problem? {
+    private static func framingRefusal(_ fields: UnsafeBufferPointer<Field>, http11: Bool, limits: Limits) -> Problem? {
         var lengths: [Field] = []
         var encodings: [Field] = []
         var hosts: [Field] = []
@@ -255,6 +266,41 @@ struct RequestHead {
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {
         (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x66)
+    }
+
+    /// Runs `body` with the first `capacity` header fields in the order received (in memory on
+    /// the stack: this runs for every request) and how many there are in all.
+    static func withFields(
+        of connection: OpaquePointer, atMost capacity: Int, _ body: (UnsafeBufferPointer<Field>, Int) -> Problem?
+    ) -> Problem? {
+        return withUnsafeTemporaryAllocation(of: Field.self, capacity: capacity) { buffer in
+            var gathered = Gathered(buffer: buffer)
+            _ = withUnsafeMutablePointer(to: &gathered) { pointer in
+                MHD_get_connection_values_n(
+                    connection, .HEADER_KIND,
+                    { cls, _, key, keySize, value, valueSize in
+                        guard let cls, let key else { return .YES }
+                        let gathered = cls.assumingMemoryBound(to: Gathered.self)
+                        let index = gathered.pointee.count
+                        gathered.pointee.count += 1
+                        guard index < gathered.pointee.buffer.count else { return .YES }
+                        gathered.pointee.buffer.initializeElement(
+                            at: index,
+                            to: Field(
+                                name: key, nameCount: keySize, value: value ?? key + keySize,
+                                valueCount: value == nil ? 0 : valueSize))
+                        return .YES
+                    }, pointer)
+            }
+            let stored = min(gathered.count, capacity)
+            return body(UnsafeBufferPointer(rebasing: buffer[..<stored]), gathered.count)
+        }
+    }
+
+    /// Header fields gathered into a buffer by libmicrohttpd's iteration.
+    private struct Gathered {
+        var buffer: UnsafeMutableBufferPointer<Field>
+        var count = 0
     }
 
     /// The header fields, in the order received.

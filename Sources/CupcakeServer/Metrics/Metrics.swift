@@ -48,6 +48,9 @@ public final class Metrics: @unchecked Sendable {
     static let durationBounds = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
     static let batchBounds: [Double] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
+    /// The methods counted by name; any other is "other".
+    private static let methods: Set<String> = ["GET", "HEAD", "POST", "PATCH", "DELETE", "OPTIONS"]
+
     /// Empty metrics.
     public init() {}
 
@@ -64,7 +67,7 @@ public final class Metrics: @unchecked Sendable {
     /// Counts a finished request: answered, or `aborted` (its answer, of `status` if it had one,
     /// did not reach the client in full).
     func request(method: String, path: String, status: Int, seconds: Double, aborted: Bool = false) {
-        let method = ["GET", "HEAD", "POST", "PATCH", "DELETE", "OPTIONS"].contains(method) ? method : "other"
+        let method = Self.methods.contains(method) ? method : "other"
         let route = Self.route(path)
         lock.withLock {
             let key = RequestKey(method: method, route: route, status: status)

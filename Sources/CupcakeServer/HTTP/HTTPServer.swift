@@ -293,17 +293,22 @@ extension HTTPServer {
             }
         }
         let box = Box(names: headerNames, cNames: headerCNames)
-        _ = MHD_get_connection_values(
+        _ = MHD_get_connection_values_n(
             connection, .HEADER_KIND,
-            { cls, _, key, value in
+            { cls, _, key, keySize, value, valueSize in
                 guard let cls, let key, let value else { return .YES }
                 let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
-                for index in box.cNames.indices
-                where box.cNames[index].withUnsafeBufferPointer({
-                    $0.baseAddress.map { strcasecmp(key, $0) == 0 } ?? false
-                }) {
+                // Lengths first (the C names end in NUL): most fields are no wanted name.
+                for index in box.cNames.indices where box.cNames[index].count == keySize + 1 {
+                    let same = box.cNames[index].withUnsafeBufferPointer { name in
+                        name.baseAddress.map { strncasecmp(key, $0, keySize) == 0 } ?? false
+                    }
+                    guard same else { continue }
                     let name = box.names[index]
-                    if box.found[name] == nil { box.found[name] = String(cString: value) }
+                    if box.found[name] == nil {
+                        box.found[name] = String(
+                            decoding: UnsafeRawBufferPointer(start: value, count: valueSize), as: UTF8.self)
+                    }
                     break
                 }
                 return .YES

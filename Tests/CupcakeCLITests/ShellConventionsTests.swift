@@ -48,7 +48,8 @@ import Testing
         #expect(Set(names) == ["-V", "--version", "-h", "--help"], "\(names)")
         let scripts = try CommandTree.shells.map { try Self.output(["completion", $0]) }
         for name in names {
-            #expect(try Self.bashOffered("cupcake \(name.hasPrefix("--") ? "--" : "-")").contains(name), "bash: \(name)")
+            #expect(
+                try Self.bashOffered("cupcake \(name.hasPrefix("--") ? "--" : "-")").contains(name), "bash: \(name)")
             #expect(scripts[1].contains("'\(name):"), "zsh lacks \(name)")
             #expect(try Self.fishOffered("cupcake -").contains(name), "fish: \(name)")
         }

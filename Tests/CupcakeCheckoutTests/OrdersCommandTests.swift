@@ -176,14 +176,17 @@ import Testing
         let file = directory.path("staff.key")
         try "staff-k\n".write(toFile: file, atomically: true, encoding: .utf8)
         chmod(file, 0o640)
-        let (open, openIO) = try await Self.run(["orders", "list", "--staff-key-file", file], endpoint: server.endpoint)
+        let (open, openIO) = try await Self.run(
+            ["orders", "list", "--staff-key-file", file], endpoint: server.endpoint)
         #expect(open == 78)
         #expect(openIO.stderr.contains("mode 0640"), "\(openIO.stderr)")
         chmod(file, 0o600)
-        let (listed, listedIO) = try await Self.run(["orders", "list", "--staff-key-file", file], endpoint: server.endpoint)
+        let (listed, listedIO) = try await Self.run(
+            ["orders", "list", "--staff-key-file", file], endpoint: server.endpoint)
         #expect(listed == 0, "\(listedIO.stderr)")
         #expect(!listedIO.stderr.contains("warning"))
-        let (flagged, flaggedIO) = try await Self.run(["orders", "list", "--staff-key", "staff-k"], endpoint: server.endpoint)
+        let (flagged, flaggedIO) = try await Self.run(
+            ["orders", "list", "--staff-key", "staff-k"], endpoint: server.endpoint)
         #expect(flagged == 0)
         #expect(flaggedIO.stderr.contains("warning: --staff-key puts the key in the command line"))
         #expect(flaggedIO.stdout.contains("No orders."))

@@ -43,7 +43,8 @@ import Testing
 
     @Test(arguments: blankCases)
     func anInvisibleAddressFieldIsBlankOnEveryPath(_ item: BlankCase) {
-        let order = Order(type: 1, quantity: 3, name: item.text, streetAddress: "1 Main St", city: "Austin", zip: "73301")
+        let order = Order(
+            type: 1, quantity: 3, name: item.text, streetAddress: "1 Main St", city: "Austin", zip: "73301")
         #expect(order.hasValidAddress == !item.blank)
         let nameRule = order.validate().first { $0.field == "name" }?.rule
         if item.blank {
@@ -51,7 +52,9 @@ import Testing
         }
     }
 
-    @Test(arguments: ["\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}", "\u{2068}", "\u{2069}"])
+    @Test(arguments: [
+        "\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}", "\u{2068}", "\u{2069}",
+    ])
     func bidiOverridesAndIsolatesAreRefusedInEveryField(_ control: String) {
         let order = Order(
             type: 1, quantity: 3, name: "Ann\(control)Lee", streetAddress: "\(control)1 Main St", city: "Austin",

@@ -111,8 +111,11 @@ import Testing
 
         chmod(staffFile, 0o400)
         let server = try ServerProcess(
-            databasePath: directory.path("orders.sqlite"), arguments: ["--api-key-file", appFile, "--staff-key-file", staffFile])
-        #expect(try RawHTTP.postOrder(port: server.port, json: Self.order, headers: ["x-api-key": "app-secret"]).status == 201)
+            databasePath: directory.path("orders.sqlite"),
+            arguments: ["--api-key-file", appFile, "--staff-key-file", staffFile])
+        #expect(
+            try RawHTTP.postOrder(port: server.port, json: Self.order, headers: ["x-api-key": "app-secret"]).status
+                == 201)
         let list = try RawHTTP.request(
             port: server.port, method: "GET", path: "/api/cupcakes", headers: ["x-api-key": "staff-secret"])
         #expect(list.status == 200)

@@ -40,7 +40,8 @@ import Testing
         }.compactMap { $0 }.flatMap { $0 }
         #expect(server.stop() == 0)
         let acknowledged = statuses.count { $0 == 201 }
-        let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = try String(contentsOfFile: trace, encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false)
         return (trails(lines, names: Set(names)), acknowledged)
     }
 
@@ -78,7 +79,9 @@ import Testing
                 if call.hasSuffix("<unfinished ...>") {
                     pendingWrites[thread] = held
                 } else {
-                    for name in held where trails[name]?.written == nil { trails[name, default: Trail()].written = index }
+                    for name in held where trails[name]?.written == nil {
+                        trails[name, default: Trail()].written = index
+                    }
                     unflushed += held
                 }
             } else if call.hasPrefix("<... pwrite64 resumed>") || call.hasPrefix("<... pwritev resumed>")
@@ -118,7 +121,8 @@ import Testing
             {
                 return nil
             }
-            return "\(name): written \(trail.written ?? -1), flushed \(trail.flushed ?? -1), 201 \(trail.answered ?? -1)"
+            return
+                "\(name): written \(trail.written ?? -1), flushed \(trail.flushed ?? -1), 201 \(trail.answered ?? -1)"
         }
         #expect(early.isEmpty, "answered before their WAL frames were flushed: \(early.prefix(5))")
         print(

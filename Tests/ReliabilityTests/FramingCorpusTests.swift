@@ -80,7 +80,9 @@ import Testing
         add(
             "Transfer-Encoding in HTTP/1.0",
             post("Transfer-Encoding: chunked\r\n", body: chunked(order), length: false, version: "HTTP/1.0") + smuggled)
-        add("Transfer-Encoding and Content-Length", post("Transfer-Encoding: chunked\r\n", body: chunked(order)) + smuggled)
+        add(
+            "Transfer-Encoding and Content-Length",
+            post("Transfer-Encoding: chunked\r\n", body: chunked(order)) + smuggled)
 
         // Content-Length (§6.2, §6.3).
         for value in [
@@ -95,7 +97,9 @@ import Testing
         add("Content-Length in HTTP/1.0", post(version: "HTTP/1.0") + next)
 
         // Versions (§2.3) and Host (§3.2).
-        for version in ["HTTP/1.2", "HTTP/2.0", "HTTP/0.9", "HTTP/1.10", "http/1.1", "HTTP/3.0", "HTTP/1.1 ", "HTTP/11"] {
+        for version in [
+            "HTTP/1.2", "HTTP/2.0", "HTTP/0.9", "HTTP/1.10", "http/1.1", "HTTP/3.0", "HTTP/1.1 ", "HTTP/11",
+        ] {
             add("version '\(version)'", get("Host: localhost\r\n", version: version) + next)
             add("version '\(version)' without Host", get("", version: version) + next)
         }
@@ -130,7 +134,8 @@ import Testing
         add("a C0 control in a value", get("Host: localhost\r\nX-A: b\u{01}c\r\n") + next)
         add(
             "obs-text in a value",
-            bytes: Array("GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-A: b".utf8) + [0xE9] + Array("c\r\n\r\n\(next)".utf8))
+            bytes: Array("GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-A: b".utf8) + [0xE9]
+                + Array("c\r\n\r\n\(next)".utf8))
         add("an empty field name", get("Host: localhost\r\n: b\r\n") + next)
         add("a field name with @", get("Host: localhost\r\nX@A: b\r\n") + next)
         add("a field name with a slash", get("Host: localhost\r\nX/A: b\r\n") + next)
@@ -157,18 +162,23 @@ import Testing
             chunkedPost(String(length + 5, radix: 16) + "\r\n\(order)\r\n0\r\n\r\n") + smuggled)
         add("chunked, no CRLF after the data", chunkedPost("\(hex)\r\n\(order)0\r\n\r\n") + smuggled)
         add("chunked, a trailer", chunkedPost(chunked(order, trailer: "X-T: 1\r\n")) + next)
-        add("chunked, Content-Length in the trailer", chunkedPost(chunked(order, trailer: "Content-Length: 5\r\n")) + next)
+        add(
+            "chunked, Content-Length in the trailer",
+            chunkedPost(chunked(order, trailer: "Content-Length: 5\r\n")) + next)
         add(
             "chunked, Transfer-Encoding in the trailer",
             chunkedPost(chunked(order, trailer: "Transfer-Encoding: chunked\r\n")) + next)
-        let split = order.utf8.index(order.utf8.startIndex, offsetBy: 5)
+        let head = String(order.prefix(5))
+        let rest = String(order.dropFirst(5))
         add(
             "chunked, in two chunks",
-            chunkedPost(
-                "5\r\n\(String(order.utf8[..<split])!)\r\n" + String(length - 5, radix: 16)
-                    + "\r\n\(String(order.utf8[split...])!)\r\n0\r\n\r\n") + next)
-        add("chunked, an upper-case size", chunkedPost(String(length, radix: 16, uppercase: true) + "\r\n\(order)\r\n0\r\n\r\n") + next)
-        add("chunked, leading zeros in the size", chunkedPost("0000000000000000000\(hex)\r\n\(order)\r\n0\r\n\r\n") + next)
+            chunkedPost("5\r\n\(head)\r\n" + String(length - 5, radix: 16) + "\r\n\(rest)\r\n0\r\n\r\n") + next)
+        add(
+            "chunked, an upper-case size",
+            chunkedPost(String(length, radix: 16, uppercase: true) + "\r\n\(order)\r\n0\r\n\r\n") + next)
+        add(
+            "chunked, leading zeros in the size",
+            chunkedPost("0000000000000000000\(hex)\r\n\(order)\r\n0\r\n\r\n") + next)
         add("chunked, no last chunk", chunkedPost("\(hex)\r\n\(order)\r\n") + smuggled)
         add("chunked, NUL after the size", chunkedPost("\(hex)\0\r\n\(order)\r\n0\r\n\r\n") + smuggled)
         add("chunked, obs-fold in the trailer", chunkedPost(chunked(order, trailer: "X-T: 1\r\n 2\r\n")) + next)
@@ -193,10 +203,21 @@ import Testing
             "a high byte in the target",
             bytes: Array("GET /heal".utf8) + [0xFF] + Array("thz HTTP/1.1\r\nHost: localhost\r\n\r\n\(next)".utf8))
         add("%00 in the target", get("Host: localhost\r\n", target: "/healthz%00") + next)
-        add("200 query arguments", get("Host: localhost\r\n", target: "/healthz?" + Array(repeating: "a=1", count: 200).joined(separator: "&")) + next)
-        add("HEAD with a body", "HEAD /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)" + next)
-        add("GET with a body", "GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)" + next)
-        add("GET with a chunked body", get("Host: localhost\r\nTransfer-Encoding: chunked\r\n") + chunked(smuggled) + next)
+        add(
+            "200 query arguments",
+            get("Host: localhost\r\n", target: "/healthz?" + Array(repeating: "a=1", count: 200).joined(separator: "&"))
+                + next)
+        add(
+            "HEAD with a body",
+            "HEAD /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)"
+                + next)
+        add(
+            "GET with a body",
+            "GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)"
+                + next)
+        add(
+            "GET with a chunked body",
+            get("Host: localhost\r\nTransfer-Encoding: chunked\r\n") + chunked(smuggled) + next)
         add("Expect: 100-continue", post("Expect: 100-continue\r\n") + next)
         add("an unknown Expect", post("Expect: 200-ok\r\n") + next)
         add("Connection: close, then more", post("Connection: close\r\n") + smuggled)
@@ -204,13 +225,17 @@ import Testing
         add("HTTP/1.0, then more", "GET /healthz HTTP/1.0\r\n\r\n" + smuggled)
         add(
             "an h2c upgrade",
-            get("Host: localhost\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n")
+            get(
+                "Host: localhost\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n"
+            )
                 + next)
         add("the HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
         add("a plain GET, pipelined", get("Host: localhost\r\n") + next)
         add("a plain POST, pipelined", post() + next)
         add("a POST with Content-Length 0", post("Content-Length: 0\r\n", body: "", length: false) + next)
-        add("a long method", String(repeating: "G", count: 300) + " /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n" + next)
+        add(
+            "a long method", String(repeating: "G", count: 300) + " /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n" + next
+        )
         return cases
     }()
 
@@ -294,6 +319,7 @@ import Testing
 
     static var nginxVersion: String {
         let result = try? ProcessRunner.run(URL(fileURLWithPath: "/usr/sbin/nginx"), ["-v"])
-        return result?.stderr.split(separator: "/").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+        return result?.stderr.split(separator: "/").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            ?? ""
     }
 }

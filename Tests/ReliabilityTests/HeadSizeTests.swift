@@ -20,10 +20,12 @@ import Testing
         switch kind {
         case .get: head = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n"
         case .post, .pipelined:
-            head = "POST /api/cupcakes HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            head =
+                "POST /api/cupcakes HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\n"
         case .keyedPost:
-            head = "POST /api/cupcakes HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            head =
+                "POST /api/cupcakes HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\nIdempotency-Key: head-key-\(number)\r\n"
         }
         var missing = size - head.utf8.count - 2
@@ -101,7 +103,8 @@ import Testing
         }
         #expect(
             mismatched.isEmpty,
-            "logged otherwise than answered: \(mismatched.prefix(5).map { "\($0.kind) \($0.size): sent \($0.status), logged \(logged[$0.source] ?? "nothing")" })")
+            "logged otherwise than answered: \(mismatched.prefix(5).map { "\($0.kind) \($0.size): sent \($0.status), logged \(logged[$0.source] ?? "nothing")" })"
+        )
         print(
             "RELIABILITY head sizes: \(outcomes.count) requests with heads of 1-64 KiB (64-byte steps; GET, POST, "
                 + "POST with a key, POST with a request behind): all answered in full "

@@ -168,7 +168,8 @@ enum CompletionScript {
         for option in CommandTree.rootOptions {
             let names = option.names.map { $0.hasPrefix("--") ? "-l \($0.dropFirst(2))" : "-s \($0.dropFirst())" }
             lines.append(
-                "complete -c cupcake -n __fish_use_subcommand \(names.joined(separator: " ")) -d '\(quoted(option.help))'")
+                "complete -c cupcake -n __fish_use_subcommand \(names.joined(separator: " ")) -d '\(quoted(option.help))'"
+            )
         }
         let groups = tree.groups.map(\.name).joined(separator: " ")
         lines.append("complete -c cupcake -n '__fish_seen_subcommand_from help' -a '\(groups)'")

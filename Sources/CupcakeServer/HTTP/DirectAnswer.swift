@@ -36,7 +36,9 @@ enum DirectAnswer {
         }
         text += "Content-Length: \(body.count)\r\n\r\n"
         let bytes = Array(text.utf8) + body
-        let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        let sent = bytes.withUnsafeBytes {
+            Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        }
         shutdown(fd, Int32(SHUT_WR))
         return sent == bytes.count
     }

@@ -9,22 +9,23 @@ import Foundation
 /// A target with more query arguments than ``RawTarget/maximumArguments`` has its query emptied
 /// here, in libmicrohttpd's buffer, before libmicrohttpd splits it: libmicrohttpd 0.9.75 stalls
 /// on arguments it cannot index, and the handler refuses the request (414) without reading them.
-let uriLogged: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
-    cls, uri, connection in
-    guard let cls else { return nil }
-    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-    let target = uri.map(RawTarget.init) ?? RawTarget()
-    if target.hasTooManyArguments, let uri, let question = strchr(uri, 0x3F) {
-        // The target lies in libmicrohttpd's own (writable) buffer, which it parses next.
-        UnsafeMutablePointer(mutating: question + 1).pointee = 0
+let uriLogged:
+    @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+        cls, uri, connection in
+        guard let cls else { return nil }
+        let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+        let target = uri.map(RawTarget.init) ?? RawTarget()
+        if target.hasTooManyArguments, let uri, let question = strchr(uri, 0x3F) {
+            // The target lies in libmicrohttpd's own (writable) buffer, which it parses next.
+            UnsafeMutablePointer(mutating: question + 1).pointee = 0
+        }
+        let context = RequestContext(requestID: server.log.nextRequestID(), rawTarget: target)
+        // The peer for now (the head, and any X-Forwarded-For in it, is not read yet): what the log
+        // shows for a request libmicrohttpd refuses before the handler is called.
+        if let connection { context.client = watchedConnection(connection)?.address ?? peerAddress(of: connection) }
+        server.activeRequests.add(1, ordering: .relaxed)
+        return Unmanaged.passRetained(context).toOpaque()
     }
-    let context = RequestContext(requestID: server.log.nextRequestID(), rawTarget: target)
-    // The peer for now (the head, and any X-Forwarded-For in it, is not read yet): what the log
-    // shows for a request libmicrohttpd refuses before the handler is called.
-    if let connection { context.client = watchedConnection(connection)?.address ?? peerAddress(of: connection) }
-    server.activeRequests.add(1, ordering: .relaxed)
-    return Unmanaged.passRetained(context).toOpaque()
-}
 
 /// Queues `response` on the connection, adding `Request-Id`. Returns MHD's verdict.
 @discardableResult

@@ -69,7 +69,8 @@ struct RequestHead {
         // The request line: method, one space, the target, one space, the version.
         let methodCount = strlen(method)
         guard UnsafeRawPointer(url) == headStart + methodCount + 1 else {
-            return Problem.badRequest("The request line must be the method, one space, the target, one space, the version.")
+            return Problem.badRequest(
+                "The request line must be the method, one space, the target, one space, the version.")
         }
         if let problem = rawTarget.problem { return problem }
         guard UnsafeRawPointer(version) == UnsafeRawPointer(url) + rawTarget.count + 1 else {
@@ -99,7 +100,8 @@ struct RequestHead {
             guard start > lineEnd, start <= headEnd, onlyLineEnd(from: lineEnd, to: start),
                 UnsafeRawPointer(field.value) >= start, UnsafeRawPointer(field.value) + field.valueCount < headEnd
             else {
-                return Problem.badRequest("The header field \(name(field)) holds a NUL byte or continues on a second line (obs-fold).")
+                return Problem.badRequest(
+                    "The header field \(name(field)) holds a NUL byte or continues on a second line (obs-fold).")
             }
             lineEnd = UnsafeRawPointer(field.value) + field.valueCount
         }
@@ -115,17 +117,20 @@ struct RequestHead {
         _ connection: OpaquePointer, headBytes: Int, fields: UnsafeBufferPointer<Field>, count: Int, limits: Limits
     ) -> Problem? {
         if headBytes > limits.headBytes {
-            return Problem.headTooLarge("The request's head is \(headBytes) bytes; this server takes at most \(limits.headBytes).")
+            return Problem.headTooLarge(
+                "The request's head is \(headBytes) bytes; this server takes at most \(limits.headBytes).")
         }
         if count > limits.fields {
-            return Problem.headTooLarge("The request has \(count) header fields; this server takes at most \(limits.fields).")
+            return Problem.headTooLarge(
+                "The request has \(count) header fields; this server takes at most \(limits.fields).")
         }
         if let long = fields.first(where: { $0.nameCount + 1 + $0.valueCount > limits.fieldLineBytes }) {
             return Problem.headTooLarge("The header field \(name(long)) is longer than \(limits.fieldLineBytes) bytes.")
         }
         let memory = keptBytes(connection, headBytes: headBytes, fields: count)
         if memory > limits.memoryBytes {
-            return Problem.headTooLarge("The request's head, its cookies and query arguments take \(memory) bytes to hold; "
+            return Problem.headTooLarge(
+                "The request's head, its cookies and query arguments take \(memory) bytes to hold; "
                     + "this server keeps at most \(limits.memoryBytes) for one.")
         }
         return nil
@@ -315,7 +320,9 @@ struct RequestHead {
                     let fields = cls.assumingMemoryBound(to: [Field].self)
                     // A field without a value has one of length 0 libmicrohttpd points at "".
                     fields.pointee.append(
-                        Field(name: key, nameCount: keySize, value: value ?? key + keySize, valueCount: value == nil ? 0 : valueSize))
+                        Field(
+                            name: key, nameCount: keySize, value: value ?? key + keySize,
+                            valueCount: value == nil ? 0 : valueSize))
                     return .YES
                 }, pointer)
         }

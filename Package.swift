@@ -57,13 +57,16 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // JSON: whole documents read by jansson (JSONValue), and a writer, for every module.
+        .target(name: "CupcakeJSON", dependencies: ["CJansson"]),
         // Domain: the Order, its rules and its price. No I/O.
-        .target(name: "CupcakeDomain", dependencies: ["CJansson"]),
+        .target(name: "CupcakeDomain", dependencies: ["CupcakeJSON"]),
         // Storage: the OrderStore protocol and its engines, SQLite and PostgreSQL.
         .target(name: "CupcakeStorage", dependencies: ["CupcakeDomain", "CSQLite", "CPostgres"]),
         // Server: the reqres-compatible HTTP endpoint on libmicrohttpd.
         .target(
-            name: "CupcakeServer", dependencies: ["CupcakeDomain", "CupcakeStorage", "CMicroHTTPD", "CCrypto"],
+            name: "CupcakeServer",
+            dependencies: ["CupcakeDomain", "CupcakeJSON", "CupcakeStorage", "CMicroHTTPD", "CCrypto"],
             // The OpenAPI description (a link to docs/openapi.yaml) and the storefront's files
             // (Web/), compiled into the binary.
             resources: [
@@ -71,10 +74,10 @@ let package = Package(
                 .embedInCode("Web/app.css"), .embedInCode("Web/cupcake.svg"),
             ]),
         // Checkout: the client that places an order with an endpoint.
-        .target(name: "CupcakeCheckout", dependencies: ["CupcakeDomain", "CCurl"]),
+        .target(name: "CupcakeCheckout", dependencies: ["CupcakeDomain", "CupcakeJSON", "CCurl"]),
         // CLI: argument parsing and the client's commands, testable in-process. `serve` and
         // `backup` are described here and run by CupcakeServerCommands.
-        .target(name: "CupcakeCLI", dependencies: ["CupcakeDomain", "CupcakeCheckout"]),
+        .target(name: "CupcakeCLI", dependencies: ["CupcakeDomain", "CupcakeJSON", "CupcakeCheckout"]),
         // The work of `serve` and `backup`, which needs the server and the storage engines.
         .target(
             name: "CupcakeServerCommands",
@@ -118,7 +121,10 @@ let package = Package(
         // Helpers shared by the test targets.
         .target(
             name: "CupcakeTestSupport",
-            dependencies: ["CupcakeDomain", "CupcakeCLI", "CupcakeServer", "CupcakeServerCommands", "CupcakeStorage"]
+            dependencies: [
+                "CupcakeDomain", "CupcakeJSON", "CupcakeCLI", "CupcakeServer", "CupcakeServerCommands",
+                "CupcakeStorage",
+            ]
         ),
 
         .testTarget(name: "CupcakeDomainTests", dependencies: ["CupcakeDomain", "CupcakeTestSupport"]),

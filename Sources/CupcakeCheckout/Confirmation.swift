@@ -1,4 +1,5 @@
 import CupcakeDomain
+import CupcakeJSON
 import FoundationEssentials
 
 /// The endpoint's answer to a placed order, as reqres writes it: the echoed order plus `id` (a

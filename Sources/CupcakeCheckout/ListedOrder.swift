@@ -1,4 +1,5 @@
 import CupcakeDomain
+import CupcakeJSON
 import FoundationEssentials
 
 /// An order as the endpoint lists it, read leniently: any field may be missing or of the wrong

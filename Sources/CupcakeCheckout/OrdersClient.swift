@@ -1,4 +1,5 @@
 import CupcakeDomain
+import CupcakeJSON
 import FoundationEssentials
 
 /// Reads and changes the order history at the collection the configured order endpoint names

@@ -1,3 +1,4 @@
+import CupcakeJSON
 import FoundationEssentials
 
 extension Order: Codable {

@@ -1,3 +1,4 @@
+import CupcakeJSON
 import FoundationEssentials
 
 /// Why a JSON body is not an order: malformed JSON (with line and column), a body that is not

@@ -1,3 +1,4 @@
+import CupcakeJSON
 import FoundationEssentials
 
 /// The properties every layer relies on, checked for one raw input: the fuzz target

@@ -1,3 +1,5 @@
+import CupcakeJSON
+
 /// UTC timestamps as reqres writes them, `2026-12-02T10:00:00.123Z`, formatted and parsed by
 /// hand: no formatter objects, no locale, no allocation beyond the string itself.
 public enum Timestamp {
@@ -117,5 +119,17 @@ public enum Timestamp {
         let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         return era * 146_097 + doe - 719_468
+    }
+}
+
+extension JSONWriter {
+    /// Writes a UTC timestamp as a string, as ``Timestamp/iso8601(milliseconds:)`` formats it,
+    /// without making the string first.
+    public mutating func timestamp(milliseconds: Int64) {
+        value { bytes in
+            bytes.append(UInt8(ascii: "\""))
+            Timestamp.appendISO8601(milliseconds: milliseconds, to: &bytes)
+            bytes.append(UInt8(ascii: "\""))
+        }
     }
 }

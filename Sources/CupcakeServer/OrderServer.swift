@@ -1,8 +1,8 @@
 import CupcakeStorage
 import Foundation
 
-/// A running order service: the SQLite store, the group-commit writer, the API and the HTTP
-/// server, started together and stopped in the right order.
+/// A running order service: the store, the group-commit writer, the API and the HTTP server,
+/// started together and stopped in the right order.
 public final class OrderServer: @unchecked Sendable {
     // Safe: every property is set in init and only read afterwards; shutdown() is idempotent
     // and called from one thread.
@@ -17,6 +17,8 @@ public final class OrderServer: @unchecked Sendable {
     public var port: Int { http.port }
     /// Where the data is.
     public var databaseLocation: String { store.location }
+    /// What an acknowledged order survives, in words.
+    public var durability: String { store.durability }
     /// How many HTTP workers serve requests.
     public var workers: Int { http.limits.workerThreads }
     /// Whether the workers and the commit thread are pinned to CPUs (see `pinThreads`).
@@ -30,18 +32,11 @@ public final class OrderServer: @unchecked Sendable {
     public init(configuration: ServerConfiguration, databasePath: String, log: AccessLog) throws {
         var limits = HTTPServer.Limits()
         limits.threads = configuration.threads
-        let store: any OrderStore
-        if PostgresOrderStore.isURL(databasePath) {
-            // A connection per worker and per group-commit writer, and one more for claims and
-            // cancels, unless the configuration says.
-            let poolSize =
-                configuration.databasePoolSize > 0
-                ? configuration.databasePoolSize
-                : limits.workerThreads + PostgresOrderStore.defaultConcurrentWriters + 1
-            store = try PostgresOrderStore(url: databasePath, poolSize: poolSize)
-        } else {
-            store = try SQLiteOrderStore(path: databasePath, durability: configuration.durability)
-        }
+        let store = try OrderStores.open(
+            databasePath,
+            options: OrderStores.Options(
+                durability: configuration.durability, poolSize: configuration.databasePoolSize,
+                workers: limits.workerThreads))
         limits.bodyBytes = configuration.bodyLimitBytes
         limits.connections = configuration.connectionLimit
         limits.idleTimeoutSeconds = configuration.idleTimeoutSeconds
@@ -58,8 +53,7 @@ public final class OrderServer: @unchecked Sendable {
                 if let cpu = placement?.commitCPU { ThreadPlacement.pin(thread: 0, to: cpu) }
             }, committed: { metrics.committed(batch: $0) })
         let api = OrderAPI(
-            store: store, committer: committer, access: configuration.access, log: log,
-            backupDatabasePath: store is SQLiteOrderStore ? databasePath : nil, metrics: metrics)
+            store: store, committer: committer, access: configuration.access, log: log, metrics: metrics)
         api.backups?.removeLeftovers()
         let http = HTTPServer(
             host: configuration.host, port: configuration.port, limits: limits, handler: api, log: log,

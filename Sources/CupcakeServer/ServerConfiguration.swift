@@ -1,3 +1,4 @@
+import CupcakeJSON
 import CupcakeStorage
 import Foundation
 
@@ -88,32 +89,33 @@ public struct ServerConfiguration: Sendable, Equatable {
     ///
     /// - Throws: a message naming the key and the problem (unknown key, wrong type, bad value).
     public mutating func apply(fileContents data: Data) throws(ConfigurationError) {
-        let parsed: Any
-        do {
-            parsed = try JSONSerialization.jsonObject(with: data)
+        let object: JSONValue
+        do throws(JSONSyntaxError) {
+            object = try JSONValue.parse(data)
         } catch {
-            throw ConfigurationError(
-                "is not valid JSON (\((error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? error))")
+            throw ConfigurationError("is not valid JSON (\(error))")
         }
-        guard let object = parsed as? [String: Any] else { throw ConfigurationError("must be a JSON object") }
-        for key in object.keys where !Self.keys.contains(key) && !key.hasPrefix("$") {
+        guard let members = object.members else { throw ConfigurationError("must be a JSON object") }
+        for member in members where !Self.keys.contains(member.key) && !member.key.hasPrefix("$") {
             throw ConfigurationError(
-                "has an unknown key '\(key)' (known: \(Self.keys.sorted().joined(separator: ", ")))")
+                "has an unknown key '\(member.key)' (known: \(Self.keys.sorted().joined(separator: ", ")))")
+        }
+        /// The key's value, nil when absent or null.
+        func value(_ key: String) -> JSONValue? {
+            guard let value = object[key], value != .null else { return nil }
+            return value
         }
         func string(_ key: String) throws(ConfigurationError) -> String? {
-            guard let value = object[key], !(value is NSNull) else { return nil }
-            guard let text = value as? String else { throw ConfigurationError("'\(key)' must be a string") }
+            guard let value = value(key) else { return nil }
+            guard let text = value.string else { throw ConfigurationError("'\(key)' must be a string") }
             return text
         }
         func integer(_ key: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
-            guard let value = object[key], !(value is NSNull) else { return nil }
-            guard let number = value as? NSNumber, String(cString: number.objCType) != "c",
-                number.doubleValue == Double(number.intValue),
-                range.contains(number.intValue)
-            else {
+            guard let value = value(key) else { return nil }
+            guard let number = value.wholeNumber, range.contains(number) else {
                 throw ConfigurationError("'\(key)' must be a whole number in \(range.lowerBound)...\(range.upperBound)")
             }
-            return number.intValue
+            return number
         }
         if let host = try string("host") { self.host = host }
         if let port = try integer("port", 0...65535) { self.port = port }
@@ -122,8 +124,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         if let apiKey = try string("apiKey") { self.apiKey = apiKey.isEmpty ? nil : apiKey }
         if let staffKey = try string("staffKey") { self.staffKey = staffKey.isEmpty ? nil : staffKey }
         func strings(_ key: String) throws(ConfigurationError) -> [String]? {
-            guard let value = object[key], !(value is NSNull) else { return nil }
-            guard let list = value as? [Any], let texts = list as? [String] else {
+            guard let value = value(key) else { return nil }
+            guard let list = value.elements, case let texts = list.compactMap(\.string), texts.count == list.count
+            else {
                 throw ConfigurationError("'\(key)' must be an array of strings")
             }
             return texts
@@ -144,11 +147,11 @@ public struct ServerConfiguration: Sendable, Equatable {
         if let limit = try integer("connectionsPerClient", 1...100_000) { connectionsPerClient = limit }
         if let burst = try integer("postBurstPerClient", 1...100_000) { postBurstPerClient = burst }
         if let limit = try integer("failedKeysPerMinute", 1...100_000) { failedKeysPerMinute = limit }
-        if let value = object["postsPerSecondPerClient"], !(value is NSNull) {
-            guard let number = value as? NSNumber, String(cString: number.objCType) != "c",
-                number.doubleValue >= 0, number.doubleValue <= 100_000
-            else { throw ConfigurationError("'postsPerSecondPerClient' must be a number in 0...100000 (0: no limit)") }
-            postsPerSecondPerClient = number.doubleValue
+        if let value = value("postsPerSecondPerClient") {
+            guard let number = value.number, number >= 0, number <= 100_000 else {
+                throw ConfigurationError("'postsPerSecondPerClient' must be a number in 0...100000 (0: no limit)")
+            }
+            postsPerSecondPerClient = number
         }
         if let limit = try integer("bodyLimitBytes", 1...(64 * 1024 * 1024)) { bodyLimitBytes = limit }
         if let limit = try integer("connectionLimit", 1...100_000) { connectionLimit = limit }
@@ -163,11 +166,9 @@ public struct ServerConfiguration: Sendable, Equatable {
             self.durability = durability
         }
         func boolean(_ key: String) throws(ConfigurationError) -> Bool? {
-            guard let value = object[key], !(value is NSNull) else { return nil }
-            guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else {
-                throw ConfigurationError("'\(key)' must be true or false")
-            }
-            return number.boolValue
+            guard let value = value(key) else { return nil }
+            guard case .bool(let flag) = value else { throw ConfigurationError("'\(key)' must be true or false") }
+            return flag
         }
         if let pin = try boolean("pinThreads") { pinThreads = pin }
         if let open = try boolean("insecureNoKeys") { insecureNoKeys = open }

@@ -36,7 +36,7 @@ struct BackupCommandBody: CommandBody {
         }
         let orders: Int
         do {
-            orders = try SQLiteOrderStore.verify(path: partial)
+            orders = try OrderStores.verifyBackup(at: partial)
         } catch {
             throw CLIError(
                 .protocol,

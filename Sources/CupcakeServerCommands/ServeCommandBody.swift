@@ -75,12 +75,6 @@ struct ServeCommandBody: CommandBody {
         }
     }
 
-    /// SQLite's `durability` setting; PostgreSQL answers only after a durable commit.
-    private var durabilitySummary: String {
-        PostgresOrderStore.isURL(databasePath)
-            ? "synchronous_commit on" : configuration.durability.summary
-    }
-
     func run(console: Console) async throws(CLIError) {
         let shutdown = ShutdownSignal.install()
         for warning in keyWarnings { console.printError(warning) }
@@ -95,7 +89,7 @@ struct ServeCommandBody: CommandBody {
         }
         log.notice(
             "cupcake serve \(Cupcake.version): listening on \(server.baseURL) (database \(server.databaseLocation), "
-                + "\(durabilitySummary), \(keysSummary), "
+                + "\(server.durability), \(keysSummary), "
                 + "\(server.workers) workers\(server.threadsPinned ? " pinned" : ""))"
         )
         log.flush()

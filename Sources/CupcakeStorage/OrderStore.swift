@@ -4,6 +4,13 @@ public protocol OrderStore: AnyObject, Sendable {
     /// A human description of where the data is, for the startup line.
     var location: String { get }
 
+    /// What an acknowledged order survives, in words for the startup line.
+    var durability: String { get }
+
+    /// The store's backups, when it can make them while it takes orders (nil: back it up with
+    /// the engine's own tools).
+    var backups: (any OrderBackup)? { get }
+
     /// How many batches ``GroupCommitter`` may insert at once, each on its own thread. One unless
     /// the engine takes concurrent writers (SQLite has one writer; PostgreSQL has many).
     var concurrentWriters: Int { get }
@@ -55,6 +62,11 @@ public protocol OrderStore: AnyObject, Sendable {
     /// Whether the store can take orders now: `nil` when it can, else why not, in words fit to
     /// show anyone (no host names or SQL), for a readiness probe.
     func readiness() -> String?
+
+    /// Loads many orders fast, for benchmarks and imports: `batchSize` to a transaction,
+    /// calling `progress` with the number loaded after each.
+    func bulkInsert(count: Int, batchSize: Int, make: (Int) -> NewOrder, progress: (Int) -> Void)
+        throws(StorageError)
 }
 
 extension OrderStore {
@@ -63,6 +75,9 @@ extension OrderStore {
 
     /// An open store is ready, unless the engine says otherwise.
     public func readiness() -> String? { nil }
+
+    /// No backups of its own, unless the engine says otherwise.
+    public var backups: (any OrderBackup)? { nil }
 
     /// Inserts `count` made orders, `batchSize` to a transaction, calling `progress` with the
     /// number loaded after each (the engines' bulk loaders).

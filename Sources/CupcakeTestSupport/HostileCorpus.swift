@@ -1,3 +1,4 @@
+import CupcakeJSON
 import Foundation
 
 /// A deterministic corpus of hostile request bodies for the reliability suite: truncated and
@@ -133,7 +134,6 @@ public enum HostileCorpus {
 
     /// `text` as a JSON string literal, quotes included.
     public static func jsonString(_ text: String) -> String {
-        String(decoding: (try? JSONSerialization.data(withJSONObject: [text])) ?? Data("[\"\"]".utf8), as: UTF8.self)
-            .dropFirst().dropLast().description
+        JSONValue.string(text).text()
     }
 }

@@ -47,7 +47,7 @@ public final class PostgresDatabase: @unchecked Sendable {
     let fixture: PostgresFixture
     /// Its name.
     public let name: String
-    /// Its URL, for `--database` or `PostgresOrderStore(url:)`.
+    /// Its URL, for `--database` or `OrderStores.open(_:options:)`.
     public var url: String { "\(fixture.serverURL)/\(name)" }
 
     init(fixture: PostgresFixture, name: String) {

@@ -1,3 +1,4 @@
+import CupcakeJSON
 import Foundation
 
 /// A deliberately plain HTTP/1.1 client over a socket, for tests that need control no real
@@ -15,7 +16,7 @@ public enum RawHTTP {
 
         /// The body as a JSON object, if it is one.
         public var json: [String: Any]? {
-            (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
+            (try? JSONValue.parse(body))?.foundationValue as? [String: Any]
         }
 
         /// The body as text.
@@ -197,4 +198,21 @@ public struct TestSocketError: Error, CustomStringConvertible {
     /// Creates an error.
     public init(message: String) { self.message = message }
     public var description: String { message }
+}
+
+extension JSONValue {
+    /// The value as Foundation's plain types (`[String: Any]`, `[Any]`, `String`, `Int`,
+    /// `Double`, `Bool`, `NSNull`), for tests that read answers loosely.
+    public var foundationValue: Any {
+        switch self {
+        case .null: NSNull()
+        case .bool(let flag): flag
+        case .integer(let number): Int(exactly: number) ?? Double(number)
+        case .number(let number): number
+        case .string(let text): text
+        case .array(let elements): elements.map(\.foundationValue)
+        case .object(let members):
+            Dictionary(members.map { ($0.key, $0.value.foundationValue) }, uniquingKeysWith: { $1 })
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import CupcakeJSON
 import CupcakeServer
 import Foundation
 
@@ -77,10 +78,11 @@ public final class ScriptedEndpoint: HTTPHandler, @unchecked Sendable {
         if let text = answer.body {
             body = Array(text.utf8)
         } else {
-            var object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] ?? [:]
-            object["id"] = numericIDs ? number as Any : String(number) as Any
-            object["createdAt"] = "2026-12-02T10:00:00.123Z"
-            body = Array((try? JSONSerialization.data(withJSONObject: object)) ?? Data())
+            var members = (try? JSONValue.parse(request.body))?.members ?? []
+            members.removeAll { $0.key == "id" || $0.key == "createdAt" }
+            members.append(.init(key: "id", value: numericIDs ? .integer(Int64(number)) : .string(String(number))))
+            members.append(.init(key: "createdAt", value: .string("2026-12-02T10:00:00.123Z")))
+            body = Array(JSONValue.object(members).text().utf8)
         }
         let response = HTTPResponse(
             status: answer.status, headers: [("Content-Type", "application/json")] + answer.headers, body: body)

@@ -50,9 +50,7 @@ public final class TestServer: @unchecked Sendable {
 
     /// How many orders the database holds, read through another store on the same database.
     public func orderCount() throws -> Int {
-        let store: any OrderStore =
-            engine == .sqlite
-            ? try SQLiteOrderStore(path: databasePath) : try PostgresOrderStore(url: databasePath, poolSize: 1)
+        let store = try OrderStores.open(databasePath, options: OrderStores.Options(poolSize: 1))
         defer { store.close() }
         return try store.orderCount()
     }

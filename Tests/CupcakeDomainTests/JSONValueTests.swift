@@ -1,4 +1,5 @@
 import CupcakeDomain
+import CupcakeJSON
 import Testing
 
 /// Whole JSON documents read by jansson: the kinds the client and the diagnosis of a bad order

@@ -1,4 +1,5 @@
 import CupcakeDomain
+import CupcakeJSON
 import Testing
 
 /// Timestamps as reqres writes them, against values computed with Python's datetime.

@@ -175,11 +175,17 @@ private func postThroughFailingStore(
 /// A real SQLite store whose inserts wait until the test opens the gate, and then fail with
 /// `failure` when the test sets one.
 final class GatedStore: OrderStore, @unchecked Sendable {
-    let inner: SQLiteOrderStore
+    let inner: any OrderStore
     let gate = DispatchSemaphore(value: 0)
     var failure: StorageError?
-    init(path: String) throws { inner = try SQLiteOrderStore(path: path) }
+    init(path: String) throws { inner = try OrderStores.open(path) }
     var location: String { inner.location }
+    var durability: String { inner.durability }
+    func bulkInsert(count: Int, batchSize: Int, make: (Int) -> NewOrder, progress: (Int) -> Void)
+        throws(StorageError)
+    {
+        try inner.bulkInsert(count: count, batchSize: batchSize, make: make, progress: progress)
+    }
     func insert(_ batch: [NewOrder]) throws(StorageError) -> [StoredOrder] {
         gate.wait()
         gate.signal()

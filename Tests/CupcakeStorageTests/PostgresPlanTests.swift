@@ -18,14 +18,17 @@ import Testing
             database = try PostgresFixture.shared.get().newDatabase()
             store = try PostgresOrderStore(url: database.url, poolSize: 1)
             let names = ["Ann", "Bob", "Chloé", "Dana", "Eve", "Finn", "Gus", "Hana", "Ivo", "Jo", "Kai", "Lea"]
-            try store.bulkInsert(count: Self.count) { index in
-                let order = Order(
-                    type: index % 4, quantity: 1 + index % 20, name: "\(names[index % names.count]) \(index)",
-                    streetAddress: "1 Main", city: "Town", zip: "00001")
-                return NewOrder(
-                    order: order, costCents: order.costCents, createdAtMilliseconds: 1_700_000_000_000 + Int64(index),
-                    isFavorite: index % 50 == 0)
-            }
+            try store.bulkInsert(
+                count: Self.count, batchSize: 10_000,
+                make: { index in
+                    let order = Order(
+                        type: index % 4, quantity: 1 + index % 20, name: "\(names[index % names.count]) \(index)",
+                        streetAddress: "1 Main", city: "Town", zip: "00001")
+                    return NewOrder(
+                        order: order, costCents: order.costCents,
+                        createdAtMilliseconds: 1_700_000_000_000 + Int64(index),
+                        isFavorite: index % 50 == 0)
+                }, progress: { _ in })
             try database.psql("ANALYZE orders")
         }
 

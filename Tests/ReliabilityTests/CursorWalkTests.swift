@@ -54,16 +54,10 @@ import Testing
                 streetAddress: "\(number) Main St", city: "Nashville", zip: "37201")
             return NewOrder(order: order, costCents: order.costCents, createdAtMilliseconds: Int64(number))
         }
-        if postgres != nil {
-            let store = try PostgresOrderStore(url: path, poolSize: 1)
-            try store.bulkInsert(count: count, make: make)
-            store.close()
-            try postgres?.psql("ANALYZE orders")
-        } else {
-            let store = try SQLiteOrderStore(path: path)
-            try store.bulkInsert(count: count, make: make)
-            store.close()
-        }
+        let store = try OrderStores.open(path, options: OrderStores.Options(poolSize: 1))
+        try store.bulkInsert(count: count, batchSize: 100_000, make: make, progress: { _ in })
+        store.close()
+        try postgres?.psql("ANALYZE orders")
         let server = try ServerProcess(
             databasePath: path, arguments: ["--quiet", "--api-key", "app", "--staff-key", "staff"])
         // Orders keep arriving during the walks (at most 5,000; stopped after them).

@@ -32,9 +32,7 @@ let firstNames = (0..<200).map { "First\($0)" } + ["Taylor"]
 let lastNames = (0..<500).map { "Last\($0)" } + ["Swift"]
 
 do {
-    let store: any BulkLoading =
-        PostgresOrderStore.isURL(database)
-        ? try PostgresOrderStore(url: database, poolSize: 1) : try SQLiteOrderStore(path: database)
+    let store = try OrderStores.open(database, options: OrderStores.Options(poolSize: 1))
     let existing = try store.orderCount()
     var random = SplitMix64(seed: UInt64(existing) &+ 42)
     let start = Date()
@@ -66,10 +64,3 @@ do {
 } catch {
     fail("\(error)")
 }
-
-/// The two engines' bulk loaders, for one code path above.
-protocol BulkLoading: OrderStore {
-    func bulkInsert(count: Int, batchSize: Int, make: (Int) -> NewOrder, progress: (Int) -> Void) throws(StorageError)
-}
-extension SQLiteOrderStore: BulkLoading {}
-extension PostgresOrderStore: BulkLoading {}

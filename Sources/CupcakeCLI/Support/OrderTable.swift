@@ -1,5 +1,6 @@
 import CupcakeCheckout
 import CupcakeDomain
+import CupcakeJSON
 import FoundationEssentials
 import Glibc
 

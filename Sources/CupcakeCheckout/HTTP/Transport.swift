@@ -1,5 +1,6 @@
 import CCurl
 import CupcakeDomain
+import CupcakeJSON
 import Dispatch
 import FoundationEssentials
 import Glibc

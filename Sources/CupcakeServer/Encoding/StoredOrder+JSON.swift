@@ -1,4 +1,5 @@
 import CupcakeDomain
+import CupcakeJSON
 import CupcakeStorage
 
 extension StoredOrder {

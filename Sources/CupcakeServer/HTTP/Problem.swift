@@ -1,4 +1,5 @@
 import CupcakeDomain
+import CupcakeJSON
 
 /// An RFC 9457 problem detail, sent as `application/problem+json`.
 public struct Problem: Error, Sendable, Equatable {

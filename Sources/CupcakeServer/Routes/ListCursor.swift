@@ -1,3 +1,4 @@
+import CupcakeJSON
 import CupcakeStorage
 import Foundation
 
@@ -21,19 +22,22 @@ struct ListCursor: Equatable {
 
     /// The cursor as `next_cursor` gives it.
     var text: String {
-        var object: [String: Any] = ["v": 1, "s": query.sort.description, "p": perPage]
-        if let prefix = query.namePrefix { object["n"] = prefix }
-        if let type = query.type { object["t"] = type }
-        if let favorite = query.favorite { object["f"] = favorite }
+        var members: [JSONValue.Member] = [
+            .init(key: "v", value: .integer(1)), .init(key: "s", value: .string(query.sort.description)),
+            .init(key: "p", value: .integer(Int64(perPage))),
+        ]
+        if let prefix = query.namePrefix { members.append(.init(key: "n", value: .string(prefix))) }
+        if let type = query.type { members.append(.init(key: "t", value: .integer(Int64(type)))) }
+        if let favorite = query.favorite { members.append(.init(key: "f", value: .bool(favorite))) }
         if let after = query.after {
-            object["i"] = after.id
+            members.append(.init(key: "i", value: .integer(after.id)))
             switch after.value {
-            case .text(let text): object["k"] = text
-            case .number(let number): object["k"] = number
+            case .text(let text): members.append(.init(key: "k", value: .string(text)))
+            case .number(let number): members.append(.init(key: "k", value: .integer(Int64(number))))
             case .none: break
             }
         }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: .sortedKeys)) ?? Data()
+        let data = Data(JSONValue.object(members).text(sortedKeys: true).utf8)
         return data.base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
@@ -43,20 +47,22 @@ struct ListCursor: Equatable {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard text.utf8.count <= 1024, let data = Data(base64Encoded: base64),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            object["v"] as? Int == 1, let sortText = object["s"] as? String,
-            let sort = OrderQuery.Sort(parameter: sortText), let perPage = object["p"] as? Int,
-            (1...ListParameters.maximumPerPage).contains(perPage), let id = (object["i"] as? NSNumber)?.int64Value
+            let object = try? JSONValue.parse(data), object.members != nil,
+            object["v"]?.integer == 1, let sortText = object["s"]?.string,
+            let sort = OrderQuery.Sort(parameter: sortText), let perPage = object["p"]?.integer,
+            (1...ListParameters.maximumPerPage).contains(perPage), case .integer(let id)? = object["i"]
         else { return nil }
         var query = OrderQuery(sort: sort, limit: perPage)
-        query.namePrefix = object["n"] as? String
-        query.type = object["t"] as? Int
-        query.favorite = object["f"] as? Bool
+        query.namePrefix = object["n"]?.string
+        query.type = object["t"]?.integer
+        if case .bool(let favorite)? = object["f"] { query.favorite = favorite }
         let value: OrderQuery.Position.Value
         switch (sort.key, object["k"]) {
         case (.createdAt, nil): value = .none
-        case (.name, let text as String): value = .text(text)
-        case (.cost, let number as Int), (.type, let number as Int): value = .number(number)
+        case (.name, .string(let text)?): value = .text(text)
+        case (.cost, let number?), (.type, let number?):
+            guard let number = number.integer else { return nil }
+            value = .number(number)
         default: return nil
         }
         query.after = OrderQuery.Position(value: value, id: id)

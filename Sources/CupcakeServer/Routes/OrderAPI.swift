@@ -1,4 +1,5 @@
 import CupcakeDomain
+import CupcakeJSON
 import CupcakeStorage
 import Foundation
 
@@ -8,7 +9,7 @@ import Foundation
 /// - `GET /api/cupcakes` lists orders a page at a time (reqres's list shape), filtered and sorted;
 /// - `GET /api/cupcakes/{id}` answers `{"data": order}`; `PATCH` sets `isFavorite`; `DELETE`
 ///   cancels it (204);
-/// - `GET /api/backup` answers a consistent copy of the SQLite database (application/vnd.sqlite3);
+/// - `GET /api/backup` answers a consistent copy of the database, where the store makes them;
 /// - `GET /healthz` answers 200 without an API key; `GET /readyz` answers 200 when the database
 ///   takes orders, else 503 saying why.
 ///
@@ -42,19 +43,13 @@ public final class OrderAPI: HTTPHandler {
     ///   - committer: the group-commit writer in front of `store`.
     ///   - access: the keys, CORS origins and per-client limits (see ``AccessPolicy``).
     ///   - now: the clock, in milliseconds since 1970 UTC.
-    ///   - backupDatabasePath: the database file, when the store can make backups of it
-    ///     (``OrderBackup``): `GET /api/backup` makes them in its folder.
     public init(
         store: any OrderStore, committer: GroupCommitter, access: AccessPolicy, log: AccessLog,
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-        backupDatabasePath: String? = nil, metrics: Metrics = Metrics()
+        metrics: Metrics = Metrics()
     ) {
         self.metrics = metrics
-        if let source = store as? any OrderBackup, let backupDatabasePath {
-            backups = BackupMaker(source: source, databasePath: backupDatabasePath)
-        } else {
-            backups = nil
-        }
+        backups = store.backups.map { BackupMaker(source: $0, databasePath: $0.databasePath) }
         self.store = store
         self.committer = committer
         self.access = access
@@ -232,7 +227,8 @@ public final class OrderAPI: HTTPHandler {
 
     private func backup(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws {
         guard let backups else {
-            throw Problem.notFound("This server stores its orders in PostgreSQL: back them up with pg_dump.")
+            throw Problem.notFound(
+                "This server's database makes no backups through the API: back it up with the database's own tools.")
         }
         let started = backups.start { [log] result in
             switch result {
@@ -285,30 +281,29 @@ public final class OrderAPI: HTTPHandler {
 
     /// `{"isFavorite": true|false}` and nothing else.
     static func decodeFavoritePatch(_ body: [UInt8]) throws(Problem) -> Bool {
-        guard let parsed = try? JSONSerialization.jsonObject(with: Data(body)) else {
+        guard let parsed = try? JSONValue.parse(body) else {
             throw Problem.badRequest("The body is not JSON; send {\"isFavorite\": true} or false.")
         }
         if let key = JSONDuplicateKeys.first(in: body) {
             throw Problem.badRequest("The body is not a JSON object: the key '\(key)' appears twice in one object.")
         }
-        guard let object = parsed as? [String: Any] else {
+        guard let members = parsed.members else {
             throw Problem.badRequest("The body must be a JSON object such as {\"isFavorite\": true}.")
         }
         var errors: [(field: String, rule: String)] = []
-        for key in object.keys.sorted() where key != "isFavorite" {
+        for key in members.map(\.key).sorted() where key != "isFavorite" {
             errors.append((field: key, rule: "cannot be changed; only isFavorite can"))
         }
-        let value = object["isFavorite"] as? NSNumber
-        let isBool = value.map { String(cString: $0.objCType) == "c" } ?? false
-        if !isBool {
+        guard case .bool(let value)? = parsed["isFavorite"] else {
             errors.insert(
-                (field: "isFavorite", rule: object["isFavorite"] == nil ? "is required" : "must be true or false"),
+                (field: "isFavorite", rule: parsed["isFavorite"] == nil ? "is required" : "must be true or false"),
                 at: 0)
-        }
-        guard errors.isEmpty, let value else {
             throw Problem.unprocessable("The change is not valid.", errors: errors)
         }
-        return value.boolValue
+        guard errors.isEmpty else {
+            throw Problem.unprocessable("The change is not valid.", errors: errors)
+        }
+        return value
     }
 
     private func allow(_ request: HTTPRequest, _ methods: [String]) throws(Problem) {

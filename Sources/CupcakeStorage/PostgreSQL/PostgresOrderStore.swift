@@ -20,6 +20,8 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
     // Safe: `pool` is thread-safe; `claims`, `unreleased` and `claimCounter` are only touched
     // while holding `claimsLock`.
     public let location: String
+    /// PostgreSQL commits with `synchronous_commit` on before anyone is answered.
+    public let durability = "synchronous_commit on (each commit flushed before it is answered)"
     public let concurrentWriters: Int
     private let pool: PostgresPool
     private let claimsLock = NSLock()
@@ -56,11 +58,6 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
             pool.close()
             throw error.code == .temporary ? StorageError(.unavailable, error.message) : error
         }
-    }
-
-    /// Whether `database` names a PostgreSQL database rather than a SQLite file.
-    public static func isURL(_ database: String) -> Bool {
-        database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
     }
 
     /// "PostgreSQL at host:port/db as user", from what libpq makes of the URL; never the password.
@@ -438,9 +435,9 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
     }
 
     /// Loads many orders fast, for benchmarks: batches of `batchSize`, one transaction each.
-    public func bulkInsert(
-        count: Int, batchSize: Int = 10_000, make: (Int) -> NewOrder, progress: (Int) -> Void = { _ in }
-    ) throws(StorageError) {
+    public func bulkInsert(count: Int, batchSize: Int, make: (Int) -> NewOrder, progress: (Int) -> Void)
+        throws(StorageError)
+    {
         try insertInBatches(count: count, batchSize: batchSize, make: make, progress: progress)
     }
 

@@ -56,6 +56,9 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
     /// by `writeLock`.
     private var movedFile: String?
     public let location: String
+    public var databasePath: String { location }
+    public let durability: String
+    public var backups: (any OrderBackup)? { self }
 
     /// Opens (creating if needed) and migrates the database at `path`.
     ///
@@ -68,6 +71,7 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
 
     public init(path: String, durability: Durability = .full, walRestartFrames: Int = 4096) throws(StorageError) {
         location = path
+        self.durability = durability.summary
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try? FileManager.default.createDirectory(
             at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -420,9 +424,9 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
 
     /// Loads many orders fast, for benchmarks and imports: one transaction per `batchSize`,
     /// calling `progress` with the number loaded after each.
-    public func bulkInsert(
-        count: Int, batchSize: Int = 100_000, make: (Int) -> NewOrder, progress: (Int) -> Void = { _ in }
-    ) throws(StorageError) {
+    public func bulkInsert(count: Int, batchSize: Int, make: (Int) -> NewOrder, progress: (Int) -> Void)
+        throws(StorageError)
+    {
         // A big page cache while loading keeps the five indexes' pages in memory instead of
         // re-reading them from the OS for every batch; the usual small cache comes back after.
         try withWriter { connection throws(StorageError) in try connection.execute("PRAGMA cache_size = -262144") }

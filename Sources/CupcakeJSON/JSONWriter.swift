@@ -59,13 +59,11 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
-    /// Writes a UTC timestamp as a string, as ``Timestamp/iso8601(milliseconds:)`` formats it,
-    /// without making the string first.
-    public mutating func timestamp(milliseconds: Int64) {
+    /// Writes one value whose JSON text `write` appends itself (it must be a whole value, such
+    /// as a quoted string that needs no escapes), without making a string first.
+    public mutating func value(writing write: (inout [UInt8]) -> Void) {
         separator()
-        bytes.append(UInt8(ascii: "\""))
-        Timestamp.appendISO8601(milliseconds: milliseconds, to: &bytes)
-        bytes.append(UInt8(ascii: "\""))
+        write(&bytes)
         needsComma = true
     }
 

@@ -1,16 +1,25 @@
 /// What a JSON value is, for messages about a wrongly typed key: telling booleans, whole
 /// numbers and other numbers apart, and a key that is absent from one that is null.
-enum JSONValueKind {
+public enum JSONValueKind: Sendable, Equatable {
+    /// No value: the key is not there.
     case absent
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A whole number that fits in `Int`.
     case integer(Int)
+    /// Any other number.
     case number
+    /// A string.
     case string(String)
+    /// An array.
     case array
+    /// An object.
     case object
 
-    init(_ value: JSONValue?) {
+    /// The kind of `value` (nil: absent).
+    public init(_ value: JSONValue?) {
         switch value {
         case .none: self = .absent
         case .null?: self = .null
@@ -24,7 +33,7 @@ enum JSONValueKind {
     }
 
     /// The value's kind with an article, for messages: "a string", "an array".
-    var noun: String {
+    public var noun: String {
         switch self {
         case .absent: "nothing"
         case .null: "null"

@@ -135,6 +135,12 @@ final class PostgresConnection {
         try check(result)
     }
 
+    /// Runs a statement built with its parameters (``PostgresQuery``).
+    @discardableResult
+    func query(_ query: PostgresQuery) throws(StorageError) -> Rows {
+        try self.query(query.sql, query.values)
+    }
+
     /// Runs one statement with parameters, prepared on this connection the first time.
     @discardableResult
     func query(_ sql: SQLText, _ values: [Value] = [], types: [Oid] = []) throws(StorageError) -> Rows {

@@ -38,11 +38,8 @@ struct PostgresListPlan {
         }
         let order = query.sort.orderBy
         select =
-            SQLText(
-                """
-                SELECT id, type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
-                    name, street_address, city, zip, cost_cents, created_at_ms, is_favorite FROM orders
-                """) + filters + order + SQLText("LIMIT $7 OFFSET $8")
+            SQLText("SELECT") + OrderColumn.selectList + SQLText("FROM orders") + filters + order
+            + SQLText("LIMIT $7 OFFSET $8")
         count = SQLText("SELECT count(*) FROM orders") + counted
     }
 

@@ -145,63 +145,81 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
             // connection breaks while the statement is on its way, the outcome is unknown: the
             // error is temporary, nobody is told the order was stored, and a retry with the key
             // finds it stored (a replay) or claims the key again once this claim expires.
-            try connection.query(
+            var query = PostgresQuery(SQLText("WITH added AS (INSERT INTO orders (") ++ OrderColumn.insertList)
+            query.append(SQLText(") SELECT * FROM unnest("))
+            query.bind(each: OrderColumn.inserted) { query, column in
+                query.bind(.text(Self.array(column, stored)), as: column.postgresArrayType)
+            }
+            query.append(
                 SQLText(
                     """
-                    WITH added AS (
-                        INSERT INTO orders (id, type, quantity, special_request_enabled, extra_frosting,
-                            add_sprinkles, name, street_address, city, zip, cost_cents, created_at_ms, name_key,
-                            is_favorite, receipt_hash)
-                        SELECT * FROM unnest($1::bigint[], $2::integer[], $3::integer[], $4::boolean[],
-                            $5::boolean[], $6::boolean[], $7::text[], $8::text[], $9::text[], $10::text[],
-                            $11::integer[], $12::bigint[], $13::text[], $14::boolean[], $15::bytea[])
-                        RETURNING 1
+                    ) RETURNING 1
                     ), answered AS (
                         UPDATE idempotency_keys AS k
                         SET status = u.status, body = u.body, order_id = u.order_id,
                             created_at_ms = u.created_at_ms, claimed_until_ms = 0
-                        FROM unnest($16::text[], $17::text[], $18::integer[], $19::bytea[], $20::bigint[],
-                            $21::bigint[]) AS u(key, claim_id, status, body, order_id, created_at_ms)
+                        FROM unnest(
+                    """))
+            query.bind(.text(PostgresArray.texts(keyed.map(\.0.key))), as: "text[]")
+            query.append(SQLText(","))
+            query.bind(.text(PostgresArray.texts(claimIDs)), as: "text[]")
+            query.append(SQLText(","))
+            query.bind(.text(PostgresArray.integers(keyed.map { Int64($0.0.status) })), as: "integer[]")
+            query.append(SQLText(","))
+            query.bind(.text(PostgresArray.bytes(keyed.map { $0.0.render($0.1) })), as: "bytea[]")
+            query.append(SQLText(","))
+            query.bind(.text(PostgresArray.integers(keyed.map(\.1.id))), as: "bigint[]")
+            query.append(SQLText(","))
+            query.bind(.text(PostgresArray.integers(keyed.map(\.1.createdAtMilliseconds))), as: "bigint[]")
+            query.append(
+                SQLText(
+                    """
+                    ) AS u(key, claim_id, status, body, order_id, created_at_ms)
                         WHERE k.key = u.key AND k.claim_id = u.claim_id AND k.status = 0
                         RETURNING 1
                     ), counted AS (
                         UPDATE order_counts AS c SET n = c.n + d.n
-                        FROM unnest($22::integer[], $23::boolean[], $24::bigint[]) AS d(type, is_favorite, n)
-                        WHERE c.type = d.type AND c.is_favorite = d.is_favorite AND c.shard = $25
-                        RETURNING 1
+                        FROM unnest(
+                    """))
+            query.bind(
+                .text(PostgresArray.integers(countKeys.map { Int64($0.split(separator: ",")[0]) ?? 0 })),
+                as: "integer[]")
+            query.append(SQLText(","))
+            query.bind(.text(PostgresArray.booleans(countKeys.map { $0.hasSuffix("true") })), as: "boolean[]")
+            query.append(SQLText(","))
+            query.bind(.text(PostgresArray.integers(countKeys.map { counts[$0] ?? 0 })), as: "bigint[]")
+            query.append(
+                SQLText(
+                    ") AS d(type, is_favorite, n) WHERE c.type = d.type AND c.is_favorite = d.is_favorite AND c.shard ="
+                ))
+            query.bind(.integer(Self.randomCountShard()), as: "integer")
+            query.append(
+                SQLText(
+                    """
+                    RETURNING 1
                     )
                     SELECT (SELECT count(*) FROM added),
-                        cupcake_claims_held((SELECT count(*) FROM answered), $26::bigint)
-                    """),
-                [
-                    .text(PostgresArray.integers(stored.map(\.id))),
-                    .text(PostgresArray.integers(stored.map { Int64($0.order.type) })),
-                    .text(PostgresArray.integers(stored.map { Int64($0.order.quantity) })),
-                    .text(PostgresArray.booleans(stored.map(\.order.specialRequestEnabled))),
-                    .text(PostgresArray.booleans(stored.map(\.order.extraFrosting))),
-                    .text(PostgresArray.booleans(stored.map(\.order.addSprinkles))),
-                    .text(PostgresArray.texts(stored.map(\.order.name))),
-                    .text(PostgresArray.texts(stored.map(\.order.streetAddress))),
-                    .text(PostgresArray.texts(stored.map(\.order.city))),
-                    .text(PostgresArray.texts(stored.map(\.order.zip))),
-                    .text(PostgresArray.integers(stored.map { Int64($0.costCents) })),
-                    .text(PostgresArray.integers(stored.map(\.createdAtMilliseconds))),
-                    .text(PostgresArray.texts(stored.map { OrderQuery.nameKey($0.order.name) })),
-                    .text(PostgresArray.booleans(stored.map(\.isFavorite))),
-                    .text(PostgresArray.bytes(stored.map(\.receiptHash))),
-                    .text(PostgresArray.texts(keyed.map(\.0.key))),
-                    .text(PostgresArray.texts(claimIDs)),
-                    .text(PostgresArray.integers(keyed.map { Int64($0.0.status) })),
-                    .text(PostgresArray.bytes(keyed.map { $0.0.render($0.1) })),
-                    .text(PostgresArray.integers(keyed.map(\.1.id))),
-                    .text(PostgresArray.integers(keyed.map(\.1.createdAtMilliseconds))),
-                    .text(PostgresArray.integers(countKeys.map { Int64($0.split(separator: ",")[0]) ?? 0 })),
-                    .text(PostgresArray.booleans(countKeys.map { $0.hasSuffix("true") })),
-                    .text(PostgresArray.integers(countKeys.map { counts[$0] ?? 0 })),
-                    .integer(Self.randomCountShard()),
-                    .integer(Int64(keyed.count)),
-                ])
+                        cupcake_claims_held((SELECT count(*) FROM answered),
+                    """))
+            query.bind(.integer(Int64(keyed.count)), as: "bigint")
+            query.append(SQLText(")"))
+            try connection.query(query)
             return stored
+        }
+    }
+
+    /// One column of a batch as a PostgreSQL array literal, for `unnest`.
+    private static func array(_ column: OrderColumn, _ rows: [StoredOrder]) -> String {
+        let values = rows.map(column.value)
+        switch column.kind {
+        case .integer:
+            return PostgresArray.integers(values.map { if case .integer(let value) = $0 { value } else { 0 } })
+        case .boolean:
+            return PostgresArray.booleans(values.map { if case .boolean(let value) = $0 { value } else { false } })
+        case .text:
+            return PostgresArray.texts(values.map { if case .text(let value) = $0 { value } else { "" } })
+        case .bytes:
+            return PostgresArray.bytes(values.map { if case .bytes(let value) = $0 { value } else { nil } })
         }
     }
 
@@ -252,33 +270,13 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
 
     public func order(id: Int64) throws(StorageError) -> StoredOrder? {
         try pool.withConnection { connection throws(StorageError) -> StoredOrder? in
-            let rows = try connection.query(
-                SQLText(
-                    """
-                    SELECT id, type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
-                        name, street_address, city, zip, cost_cents, created_at_ms, is_favorite, receipt_hash
-                    FROM orders WHERE id = $1
-                    """), [.integer(id)])
+            let rows = try connection.query(Self.orderByID, [.integer(id)])
             guard !rows.rows.isEmpty else { return nil }
-            var stored = Self.storedOrder(rows, 0)
-            let hash = rows.bytes(0, 13)
-            stored.receiptHash = hash.isEmpty ? nil : hash
-            return stored
+            return StoredOrder(row: PostgresOrderRow(rows: rows, row: 0))
         }
     }
 
-    /// A row selected as `id, type, quantity, special…, is_favorite` (13 columns).
-    static func storedOrder(_ rows: PostgresConnection.Rows, _ row: Int) -> StoredOrder {
-        StoredOrder(
-            id: rows.integer(row, 0),
-            order: Order(
-                type: Int(rows.integer(row, 1)), quantity: Int(rows.integer(row, 2)),
-                specialRequestEnabled: rows.boolean(row, 3), extraFrosting: rows.boolean(row, 4),
-                addSprinkles: rows.boolean(row, 5), name: rows.text(row, 6), streetAddress: rows.text(row, 7),
-                city: rows.text(row, 8), zip: rows.text(row, 9)),
-            costCents: Int(rows.integer(row, 10)), createdAtMilliseconds: rows.integer(row, 11),
-            isFavorite: rows.boolean(row, 12))
-    }
+    private static let orderByID = SQLText("SELECT") + OrderColumn.selectList + SQLText("FROM orders WHERE id = $1")
 
     public func list(_ query: OrderQuery) throws(StorageError) -> OrderPage {
         let plan = PostgresListPlan(query)
@@ -286,7 +284,7 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
         return try pool.withConnection { connection throws(StorageError) -> OrderPage in
             let total = try self.total(query, plan, values, connection)
             let rows = try connection.query(plan.select, values, types: PostgresListPlan.types)
-            let orders = (0..<rows.rows.count).map { Self.storedOrder(rows, $0) }
+            let orders = (0..<rows.rows.count).map { StoredOrder(row: PostgresOrderRow(rows: rows, row: $0)) }
             return OrderPage(
                 orders: Array(orders.prefix(query.limit)), total: total, hasMore: orders.count > query.limit)
         }
@@ -444,4 +442,15 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
     public func close() {
         pool.close()
     }
+}
+
+/// A row of a PostgreSQL answer selected with ``OrderColumn/selectList``.
+struct PostgresOrderRow: OrderRow {
+    let rows: PostgresConnection.Rows
+    let row: Int
+
+    func integer(_ column: OrderColumn) -> Int64 { rows.integer(row, Int(column.position)) }
+    func boolean(_ column: OrderColumn) -> Bool { rows.boolean(row, Int(column.position)) }
+    func text(_ column: OrderColumn) -> String { rows.text(row, Int(column.position)) }
+    func bytes(_ column: OrderColumn) -> [UInt8] { rows.bytes(row, Int(column.position)) }
 }

@@ -66,11 +66,8 @@ struct SQLiteListPlan {
         let order = query.sort.orderBy
 
         select =
-            SQLText(
-                """
-                SELECT id, type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
-                    name, street_address, city, zip, cost_cents, created_at_ms, is_favorite
-                """) + source + filters + order + SQLText("LIMIT :limit OFFSET :offset")
+            SQLText("SELECT") + OrderColumn.selectList + source + filters + order
+            + SQLText("LIMIT :limit OFFSET :offset")
 
         // Totals without a name filter come from OrderCounts in memory; with one, the matches
         // are counted in the name index (a covering range scan).

@@ -205,48 +205,38 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
         _ items: ArraySlice<NewOrder>, firstID: Int64, _ connection: SQLiteConnection,
         into stored: inout [StoredOrder]
     ) throws(StorageError) {
-        let columns: Int32 = 15
-        // OR ROLLBACK: a failing row fails the whole transaction (which the group committer
-        // then retries order by order), so SQLite needs no statement journal to undo the rows
-        // before it; with the default ABORT, a multi-row INSERT copied every page it changed
-        // into a temporary file first, and bulk loads ran at half the speed of single rows.
-        try connection.withStatement(
-            """
-            INSERT OR ROLLBACK INTO orders (id, type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
-                name, street_address, city, zip, cost_cents, created_at_ms, name_key, is_favorite, receipt_hash)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, rows: items.count
-        ) { insert throws(StorageError) in
-            var base: Int32 = 0
-            for (offset, item) in items.enumerated() {
-                let order = item.order
-                insert.bind(base + 1, firstID + Int64(offset))
-                insert.bind(base + 2, order.type)
-                insert.bind(base + 3, order.quantity)
-                insert.bind(base + 4, order.specialRequestEnabled)
-                insert.bind(base + 5, order.extraFrosting)
-                insert.bind(base + 6, order.addSprinkles)
-                insert.bind(base + 7, order.name)
-                insert.bind(base + 8, order.streetAddress)
-                insert.bind(base + 9, order.city)
-                insert.bind(base + 10, order.zip)
-                insert.bind(base + 11, item.costCents)
-                insert.bind(base + 12, item.createdAtMilliseconds)
-                insert.bind(base + 13, OrderQuery.nameKey(order.name))
-                insert.bind(base + 14, item.isFavorite)
-                if let hash = item.receiptHash { insert.bind(base + 15, bytes: hash) }  // else NULL
-                base += columns
+        let rows = items.enumerated().map { offset, item in
+            StoredOrder(
+                id: firstID + Int64(offset), order: item.order, costCents: item.costCents,
+                createdAtMilliseconds: item.createdAtMilliseconds, isFavorite: item.isFavorite,
+                receiptHash: item.receiptHash)
+        }
+        try connection.withStatement(insertSQL.repeatingValues(rows: rows.count)) { insert throws(StorageError) in
+            var index: Int32 = 1
+            for row in rows {
+                for column in OrderColumn.inserted {
+                    switch column.value(of: row) {
+                    case .integer(let value): insert.bind(index, value)
+                    case .boolean(let value): insert.bind(index, value)
+                    case .text(let value): insert.bind(index, value)
+                    case .bytes(let value?): insert.bind(index, bytes: value)
+                    case .bytes(nil): break  // NULL
+                    }
+                    index += 1
+                }
             }
             try insert.step()
         }
-        for (offset, item) in items.enumerated() {
-            stored.append(
-                StoredOrder(
-                    id: firstID + Int64(offset), order: item.order, costCents: item.costCents,
-                    createdAtMilliseconds: item.createdAtMilliseconds, isFavorite: item.isFavorite,
-                    receiptHash: item.receiptHash))
-        }
+        stored += rows
     }
+
+    /// One row's INSERT. OR ROLLBACK: a failing row fails the whole transaction (which the group
+    /// committer then retries order by order), so SQLite needs no statement journal to undo the
+    /// rows before it; with the default ABORT, a multi-row INSERT copied every page it changed
+    /// into a temporary file first, and bulk loads ran at half the speed of single rows.
+    private static let insertSQL =
+        SQLText("INSERT OR ROLLBACK INTO orders (") ++ OrderColumn.insertList ++ SQLText(") VALUES")
+        + SQLText.placeholders(OrderColumn.inserted.count)
 
     private static func insertKey(
         _ claim: IdempotencyClaim, for record: StoredOrder, _ connection: SQLiteConnection
@@ -269,36 +259,15 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
 
     public func order(id: Int64) throws(StorageError) -> StoredOrder? {
         try withReader { connection throws(StorageError) in
-            try connection.withStatement(
-                """
-                SELECT id, type, quantity, special_request_enabled, extra_frosting, add_sprinkles,
-                    name, street_address, city, zip, cost_cents, created_at_ms, is_favorite, receipt_hash
-                FROM orders WHERE id = ?
-                """
-            ) { query throws(StorageError) in
+            try connection.withStatement(Self.orderByID) { query throws(StorageError) in
                 query.bind(1, id)
                 guard try query.step() else { return nil }
-                var stored = Self.storedOrder(query)
-                let hash = query.bytes(13)
-                stored.receiptHash = hash.isEmpty ? nil : hash
-                return stored
+                return StoredOrder(row: SQLiteOrderRow(statement: query))
             }
         }
     }
 
-    /// Reads a row selected as `id, type, quantity, special…, is_favorite` (13 columns).
-    static func storedOrder(_ row: SQLiteStatement) -> StoredOrder {
-        StoredOrder(
-            id: row.int64(0),
-            order: Order(
-                type: row.int(1), quantity: row.int(2), specialRequestEnabled: row.bool(3),
-                extraFrosting: row.bool(4), addSprinkles: row.bool(5), name: row.string(6),
-                streetAddress: row.string(7), city: row.string(8), zip: row.string(9)),
-            costCents: row.int(10),
-            createdAtMilliseconds: row.int64(11),
-            isFavorite: row.bool(12)
-        )
-    }
+    private static let orderByID = SQLText("SELECT") + OrderColumn.selectList + SQLText("FROM orders WHERE id = ?")
 
     public func orderCount() throws(StorageError) -> Int {
         try checkOpen()
@@ -313,7 +282,7 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
                 plan.bind(select, query, window: true)
                 var orders: [StoredOrder] = []
                 orders.reserveCapacity(min(query.limit + 1, 129))
-                while try select.step() { orders.append(Self.storedOrder(select)) }
+                while try select.step() { orders.append(StoredOrder(row: SQLiteOrderRow(statement: select))) }
                 return orders
             }
             // The plan asks for one order more than the page, to tell whether another follows.
@@ -655,4 +624,14 @@ final class CheckpointTurn: @unchecked Sendable {
         while waiting { condition.wait() }
         condition.unlock()
     }
+}
+
+/// A row of a SQLite statement selected with ``OrderColumn/selectList``.
+struct SQLiteOrderRow: OrderRow {
+    let statement: SQLiteStatement
+
+    func integer(_ column: OrderColumn) -> Int64 { statement.int64(column.position) }
+    func boolean(_ column: OrderColumn) -> Bool { statement.bool(column.position) }
+    func text(_ column: OrderColumn) -> String { statement.string(column.position) }
+    func bytes(_ column: OrderColumn) -> [UInt8] { statement.bytes(column.position) }
 }

@@ -9,7 +9,7 @@ import Foundation
 /// replayed into whatever database is created there next. SQLite's own check
 /// (`SQLITE_FCNTL_HAS_MOVED`) covers the database file only (it keeps no inode record for a
 /// WAL), so both are checked here, with one `stat` each, after every write transaction and
-/// before anyone is told it committed (`SQLiteOrderStore.withWriter`). Nothing is opened: a
+/// before anyone is told it committed (`SQLiteDatabase.withWriter`). Nothing is opened: a
 /// `stat` takes no descriptor, so it cannot drop the process's lock on the database.
 struct DatabaseFiles: Sendable {
     private struct Identity: Equatable, Sendable {

@@ -2,46 +2,19 @@ import CupcakeDomain
 import Foundation
 import Synchronization
 
-/// How hard a commit tries to reach the disk.
-public enum Durability: String, Sendable, CaseIterable {
-    /// WAL with `synchronous=FULL` (the default): every commit's WAL frames are fsynced before it
-    /// returns, so an acknowledged order survives a power loss or an OS crash. Group commit
-    /// shares one fsync among the orders of a batch.
-    case full
-    /// WAL with `synchronous=NORMAL`: a commit survives the process being killed (kill -9), but
-    /// the WAL is fsynced only at checkpoints, so a power loss or an OS crash can lose orders
-    /// already answered 201. An explicit choice, named with its risk wherever it is shown.
-    case process
-
-    /// What it promises, for the startup line.
-    public var summary: String {
-        switch self {
-        case .full: "durability full (each commit fsynced before it is answered)"
-        case .process:
-            "durability process (survives kill -9; a power loss or OS crash can lose orders already answered)"
-        }
-    }
-}
-
-/// The SQLite engine: WAL mode, prepared statements only, a versioned schema.
-///
-/// One writer connection (serialized by `writeLock`) and a small pool of reader connections,
-/// which WAL lets run beside the writer.
+/// The SQLite engine's order SQL: WAL mode, prepared statements only, a versioned schema. The
+/// database itself (its connections, checkpoints and halts) is a ``SQLiteDatabase``; this type
+/// numbers orders, keeps their counts and runs the statements.
 public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendable {
-    // Safe: `writer` is used only while holding `writeLock`; each reader is used by one thread
-    // at a time, handed out and taken back under `readersLock`; `closed` is guarded by both.
-    private let writer: SQLiteConnection
-    private let writeLock = NSLock()
-    private let checkpointTurn = CheckpointTurn()
-    private var readers: [SQLiteConnection] = []
-    private let readersLock = NSLock()
-    private var closed = false
-    private var checkpointer: Checkpointer?
-    /// The newest created_at_ms written; guarded by `writeLock`. New orders never get an earlier
+    // Safe: `lastCreatedAt` and `lastID` are only touched inside the database's writer
+    // (``SQLiteDatabase/withWriter(_:)``, which holds its write lock) or in init; `counts` is
+    // guarded by `countsLock`.
+    private let database: SQLiteDatabase
+    /// The newest created_at_ms written; guarded by the write lock. New orders never get an earlier
     /// time, so id order is time order (a clock stepping back cannot reorder the history).
     private var lastCreatedAt: Int64 = 0
     /// The largest id handed out since the database was opened (or found in it then); guarded by
-    /// `writeLock`. The store numbers new orders itself, so cancelling the newest order does not
+    /// the write lock. The store numbers new orders itself, so cancelling the newest order does not
     /// give its id to the next one while the store is open.
     private var lastID: Int64 = 0
     /// Orders per (type, favourite); guarded by `countsLock`, changed only after a commit (the
@@ -50,11 +23,6 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
     private let countsLock = NSLock()
     /// Idempotency-Keys claimed by requests in flight.
     private let inFlight = InFlightKeys()
-    /// The database file and WAL as opened, checked after every write; set once in init.
-    private var files: DatabaseFiles?
-    /// The file found deleted, renamed or replaced, after which every write is refused; guarded
-    /// by `writeLock`.
-    private var movedFile: String?
     public let location: String
     public var databasePath: String { location }
     public let durability: String
@@ -65,51 +33,18 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
     /// - Parameters:
     ///   - walRestartFrames: the WAL size (in 4 KiB frames) past which it is started over.
     /// - Throws: ``StorageError`` when it cannot be opened, or its schema is newer than this build.
-    /// Why the store is not ready (``readiness()``), in words fit to show anyone: the database
-    /// file found moved (the store then refuses every write until a restart).
-    private let notReady = Mutex<String?>(nil)
-
     public init(path: String, durability: Durability = .full, walRestartFrames: Int = 4096) throws(StorageError) {
         location = path
         self.durability = durability.summary
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try? FileManager.default.createDirectory(
-            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        // A new database is created readable by its owner only (names and addresses), and
-        // SQLite gives its WAL the database's mode. This descriptor is opened and closed before
-        // SQLite has opened the file, so there is no lock yet that closing it could drop.
-        let created = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-        if created >= 0 { Glibc.close(created) }
-        writer = try SQLiteConnection(path: path)
-        try writer.execute("PRAGMA journal_mode = WAL")
-        switch durability {
-        case .process: try writer.execute("PRAGMA synchronous = NORMAL")
-        case .full: try writer.execute("PRAGMA synchronous = FULL")
-        }
-        // Checkpoints run on their own thread and connection (see `Checkpointer`), so a commit
-        // never stalls behind copying the WAL into the database; that stall was the p99. No
-        // journal_size_limit: truncating the WAL at a restart (and its fdatasync) stalled the
-        // writer for 100-300 ms; the WAL is reused from its start instead.
-        try writer.execute("PRAGMA wal_autocheckpoint = 0")
-        try migrate()
-        try loadState()
-        // Both files exist now: the migrations and the state just read opened the WAL.
-        files = DatabaseFiles(path: path)
-        let turn = checkpointTurn
-        checkpointer = try Checkpointer(path: path, durability: durability, restartFrames: walRestartFrames) {
-            [writeLock] body in
-            // Ask writers to step aside, then take the lock: an unfair lock alone would let a
-            // writer that never pauses (a bulk load) starve the checkpoint.
-            turn.withLock { turn.waiting = true }
-            writeLock.withLock(body)
-            turn.withLock {
-                turn.waiting = false
-                turn.condition.broadcast()
-            }
-        }
+        var state = State()
+        database = try SQLiteDatabase(
+            path: path, durability: durability, walRestartFrames: walRestartFrames,
+            migrations: SQLiteSchema.migrations
+        ) { writer throws(StorageError) in state = try State(writer) }
+        lastCreatedAt = state.lastCreatedAt
+        lastID = state.lastID
+        counts = state.counts
     }
-
-    deinit { close() }
 
     /// The schema version on disk.
     public func schemaVersion() throws(StorageError) -> Int {
@@ -119,20 +54,16 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
     /// The newest schema version this build knows.
     public static var latestSchemaVersion: Int { SQLiteSchema.migrations.count }
 
-    private func migrate() throws(StorageError) {
-        let current = try writer.integerPragma("PRAGMA user_version")
-        let migrations = SQLiteSchema.migrations
-        guard current <= migrations.count else {
-            throw StorageError(
-                .schemaTooNew, "database schema \(current) is newer than this cupcake understands (\(migrations.count))"
-            )
-        }
-        for migration in migrations.dropFirst(current) {
-            try writer.transaction { () throws(StorageError) in
-                try writer.execute(migration.sql)
-                try migration.backfill?(writer)
-            }
-        }
+    public func readiness() -> String? { database.readiness() }
+
+    public func close() { database.close() }
+
+    func withWriter<T>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {
+        try database.withWriter(body)
+    }
+
+    func withReader<T>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {
+        try database.withReader(body)
     }
 
     public func insert(_ batch: [NewOrder]) throws(StorageError) -> [StoredOrder] {
@@ -146,7 +77,7 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
             } catch {
                 // Rolled back, or (if its WAL could not be written after all) perhaps not:
                 // take the numbering and counts from what the database now holds.
-                try? loadState()
+                try? reloadState(connection)
                 throw error
             }
             lastCreatedAt = last
@@ -156,15 +87,31 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
         }
     }
 
-    /// The newest time and id and the counts, from the database; needs the write lock (or init).
-    private func loadState() throws(StorageError) {
-        lastCreatedAt = Int64(try writer.integerPragma("SELECT coalesce(max(created_at_ms), 0) FROM orders"))
-        lastID = Int64(
-            try writer.integerPragma(
-                "SELECT max(coalesce((SELECT max(id) FROM orders), 0), coalesce((SELECT last_id FROM order_id_floor), 0))"
-            ))
-        let loaded = try OrderCounts.load(writer)
-        countsLock.withLock { counts = loaded }
+    /// The newest time and id and the counts, as the database holds them.
+    private struct State {
+        var lastCreatedAt: Int64 = 0
+        var lastID: Int64 = 0
+        var counts = OrderCounts()
+
+        init() {}
+
+        /// Reads them through the writer (under the write lock, or in init).
+        init(_ writer: SQLiteConnection) throws(StorageError) {
+            lastCreatedAt = Int64(try writer.integerPragma("SELECT coalesce(max(created_at_ms), 0) FROM orders"))
+            lastID = Int64(
+                try writer.integerPragma(
+                    "SELECT max(coalesce((SELECT max(id) FROM orders), 0), coalesce((SELECT last_id FROM order_id_floor), 0))"
+                ))
+            counts = try OrderCounts.load(writer)
+        }
+    }
+
+    /// Takes the numbering and counts from what the database now holds; needs the write lock.
+    private func reloadState(_ writer: SQLiteConnection) throws(StorageError) {
+        let state = try State(writer)
+        lastCreatedAt = state.lastCreatedAt
+        lastID = state.lastID
+        countsLock.withLock { counts = state.counts }
     }
 
     private func insertTransaction(
@@ -270,7 +217,7 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
     private static let orderByID = SQLText("SELECT") + OrderColumn.selectList + SQLText("FROM orders WHERE id = ?")
 
     public func orderCount() throws(StorageError) -> Int {
-        try checkOpen()
+        try database.checkOpen()
         return countsLock.withLock { counts.total() }
     }
 
@@ -486,143 +433,6 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
             throw StorageError(.schemaTooNew, "schema version \(version) is not one this cupcake knows")
         }
         return try connection.integerPragma("SELECT count(*) FROM orders")
-    }
-
-    public func close() {
-        // After a failed fsync nothing may checkpoint (see Checkpointer), SQLite's own
-        // checkpoint when the last connection closes included: the WAL stays whole, and the next
-        // start copies it into the database again.
-        let failed = checkpointer?.failure != nil
-        checkpointer?.stop()
-        writeLock.withLock {
-            readersLock.withLock {
-                guard !closed else { return }
-                closed = true
-                readers.forEach {
-                    if failed { $0.keepWALOnClose() }
-                    $0.close()
-                }
-                readers.removeAll()
-            }
-            if failed { writer.keepWALOnClose() }
-            writer.close()
-        }
-    }
-
-    // MARK: - Connections
-
-    private func checkOpen() throws(StorageError) {
-        if readersLock.withLock({ closed }) { throw StorageError(.unavailable, "database is closed") }
-    }
-
-    func withWriter<T>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {
-        checkpointTurn.waitWhileCheckpointing()
-        writeLock.lock()
-        defer { writeLock.unlock() }
-        if readersLock.withLock({ closed }) { throw StorageError(.unavailable, "database is closed") }
-        if let movedFile { throw Self.movedError(movedFile) }
-        if let failure = checkpointer?.failure { throw failure }
-        let result: T
-        do {
-            result = try body(writer)
-        } catch {
-            // A commit whose fsync failed (with full durability every commit fsyncs the WAL)
-            // stops every write until a restart, as a failed sync of the checkpointer does: the
-            // kernel reports a write-back error once, so the next commit's fsync succeeding
-            // would prove nothing. Without this, the writes stopped only if the checkpointer's
-            // own sync of the WAL (every 10 ms) ran while the disk was failing. A failed write
-            // (EFBIG past a file-size limit is SQLite's IOERR_WRITE) is answered 503 and may be
-            // retried, as a full disk is: nothing it wrote was reported written.
-            if let failure = Checkpointer.failedSync(error) { checkpointer?.halt(failure) }
-            throw error
-        }
-        // Before anyone is told that the write committed: a commit into a file that has been
-        // deleted or renamed is lost to a restart (see DatabaseFiles).
-        if let moved = files?.moved() {
-            movedFile = moved
-            notReady.withLock { $0 = Self.movedReadiness }
-            // Everything committed so far goes into the database file the store has open (if
-            // only the WAL was removed, that saves it), and the WAL is emptied, so that a WAL
-            // left behind under the old name holds nothing to replay into another database.
-            try? writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            throw Self.movedError(moved)
-        }
-        return result
-    }
-
-    private static let movedReadiness =
-        "the database file was deleted, renamed or replaced while the server had it open; restart cupcake serve"
-
-    /// Not ready once it refuses writes: closed, halted after a failed fsync (its own or the
-    /// checkpointer's), or its database file or WAL deleted, renamed or replaced (noticed here
-    /// too, before any write meets it). Each lasts until a restart.
-    public func readiness() -> String? {
-        if readersLock.withLock({ closed }) { return "the database is closed" }
-        if checkpointer?.failure != nil {
-            return "a write to the database's disk failed (fsync), so no order is stored until cupcake serve is "
-                + "restarted on a sound disk"
-        }
-        if let reason = notReady.withLock({ $0 }) { return reason }
-        if files?.moved() != nil { return Self.movedReadiness }
-        return nil
-    }
-
-    private static func movedError(_ path: String) -> StorageError {
-        StorageError(
-            .temporary,
-            "\(path) was deleted, renamed or replaced while the server had it open; no order is stored until "
-                + "cupcake serve is restarted (put the file back first if it was renamed)")
-    }
-
-    func withReader<T>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {
-        let connection = try checkOutReader()
-        defer { checkIn(connection) }
-        return try body(connection)
-    }
-
-    private func checkOutReader() throws(StorageError) -> SQLiteConnection {
-        enum Checkout { case closed, pooled(SQLiteConnection), none }
-        let checkout: Checkout = readersLock.withLock {
-            if closed { return .closed }
-            return readers.popLast().map(Checkout.pooled) ?? .none
-        }
-        switch checkout {
-        case .closed: throw StorageError(.unavailable, "database is closed")
-        case .pooled(let connection): return connection
-        case .none: return try SQLiteConnection(path: location)
-        }
-    }
-
-    private func checkIn(_ connection: SQLiteConnection) {
-        let keep = readersLock.withLock { () -> Bool in
-            guard !closed, readers.count < 8 else { return false }
-            readers.append(connection)
-            return true
-        }
-        if !keep {
-            if checkpointer?.failure != nil { connection.keepWALOnClose() }
-            connection.close()
-        }
-    }
-}
-
-/// Lets the checkpointer take the write lock between two transactions even when writers never
-/// pause: while it waits, new writers wait for it.
-final class CheckpointTurn: @unchecked Sendable {
-    // Safe: `waiting` is only touched while holding `condition`.
-    let condition = NSCondition()
-    var waiting = false
-
-    func withLock<T>(_ body: () -> T) -> T {
-        condition.lock()
-        defer { condition.unlock() }
-        return body()
-    }
-
-    func waitWhileCheckpointing() {
-        condition.lock()
-        while waiting { condition.wait() }
-        condition.unlock()
     }
 }
 

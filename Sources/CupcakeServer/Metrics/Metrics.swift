@@ -56,12 +56,7 @@ public final class Metrics: @unchecked Sendable {
 
     /// The route a path belongs to (a path's ids would make a series per order).
     static func route(_ path: String) -> String {
-        switch path {
-        case "/api/cupcakes", "/api/cupcakes/": return "/api/cupcakes"
-        case "/api/backup", "/api/quote", "/healthz", "/readyz", "/metrics", "/openapi.yaml": return path
-        case _ where Storefront.assets[path] != nil: return "storefront"
-        default: return path.hasPrefix("/api/cupcakes/") ? "/api/cupcakes/{id}" : "other"
-        }
+        Route.route(at: path)?.route.label ?? "other"
     }
 
     /// Counts a finished request: answered, or `aborted` (its answer, of `status` if it had one,

@@ -3,8 +3,11 @@ import Foundation
 /// What keeps browsers safe around the API: `nosniff` and `no-store` on its answers, and CORS
 /// for the web origins the shop names (``AccessPolicy/corsOrigins``) and no others.
 extension OrderAPI {
-    /// The methods and request headers a page on an allowed origin may use.
-    static let corsMethods = "GET, HEAD, POST, PATCH, DELETE"
+    /// The methods and request headers a page on an allowed origin may use: every method of
+    /// the API's routes.
+    static let corsMethods = ["GET", "HEAD", "POST", "PATCH", "DELETE", "PUT"].filter { name in
+        Route.table.contains { $0.isAPI && $0.allowed.contains(name) }
+    }.joined(separator: ", ")
     static let corsRequestHeaders = "Content-Type, x-api-key, Idempotency-Key, Order-Token"
     /// The response headers such a page may read.
     static let corsExposedHeaders = "Location, Request-Id, Retry-After, Idempotent-Replayed"
@@ -34,25 +37,20 @@ extension OrderAPI {
 
     /// `OPTIONS`: a CORS preflight from an allowed origin gets 204 and what it may send (no key
     /// needed: browsers send none with a preflight); from any other origin, 403 and no CORS
-    /// headers, so the browser never sends the request. Without `Origin`, 204 with `Allow`.
-    func preflight(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(Problem) {
-        let allowed =
-            switch request.path {
-            case Self.backupPath: "GET, OPTIONS"
-            case "/metrics": "GET, HEAD, OPTIONS"
-            case Self.quotePath: "POST, OPTIONS"
-            case Self.collectionPath, Self.collectionPath + "/": "GET, HEAD, POST, OPTIONS"
-            default: "GET, HEAD, PATCH, DELETE, OPTIONS"
-            }
+    /// headers, so the browser never sends the request. Without `Origin`, 204 with `Allow`: the
+    /// route's methods (``Route/allowed``).
+    func preflight(
+        _ request: HTTPRequest, allowed: [String], respond: @escaping @Sendable (HTTPResponse) -> Void
+    ) throws(Problem) {
         guard let origin = request.header("origin") else {
-            respond(HTTPResponse(status: 204, headers: [("Allow", allowed)]))
+            respond(HTTPResponse(status: 204, headers: [("Allow", allowed.joined(separator: ", "))]))
             return
         }
         guard access.corsOrigins.contains(origin) else {
             throw Problem.forbidden("Pages from \(origin) may not call this API (it is not in corsOrigins).")
         }
         let method = request.header("access-control-request-method") ?? ""
-        guard Self.corsMethods.components(separatedBy: ", ").contains(method) else {
+        guard Self.corsMethods.components(separatedBy: ", ").contains(method), allowed.contains(method) else {
             throw Problem.forbidden("A page may not send \(method.isEmpty ? "that method" : method) here.")
         }
         respond(

@@ -5,9 +5,9 @@ import Foundation
 /// commit's writer on the first worker's CPU.
 ///
 /// Left to the scheduler, the writer was preempted twice as often, and every order waits while
-/// it is. Pinned this way, a server's p99 under wrk was lower than an unpinned
-/// copy's in 13 of 14 rounds (docs/PERFORMANCE.md, eighth round). The other threads
-/// (checkpoint, access log, acceptor, watch) stay free.
+/// it is. Pinned this way, a server's p99 under wrk was lower than an unpinned copy's in 13 of
+/// 14 alternating runs (docs/PERFORMANCE.md). The other threads (checkpoint, access log,
+/// acceptor, watch) stay free.
 ///
 /// Only the default layout is pinned, one worker per CPU the process may use, and only with two
 /// or more: with another worker count, or `pinThreads` off, every thread is left to the kernel.

@@ -107,7 +107,8 @@ public final class ServerProcess: @unchecked Sendable {
             for child in children { kill(child, signal) }
             if children.isEmpty { kill(process.processIdentifier, signal) }
         }
-        let deadline = Date().addingTimeInterval(20)
+        // A wrapper (strace) may take a while after its child to write out what it recorded.
+        let deadline = Date().addingTimeInterval(wrapper.isEmpty ? 20 : 120)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)

@@ -17,11 +17,10 @@ import Foundation
 /// through the checkpoint connection's own SQLite file handle (`syncDatabaseFile`); the locked
 /// pass then has only its own few pages to write.
 ///
-/// Nothing here opens, syncs or closes the database or its WAL by a descriptor of its own.
-/// It once did, and closing that descriptor of the database dropped the process's POSIX lock
-/// (closing any descriptor of a file drops every lock the process holds on it), so after the
-/// first WAL restart a second server could open the file and acknowledged orders were lost
-/// (docs/RELIABILITY.md, "SQLite's hazards"; `DatabaseLockTests`).
+/// Nothing here opens, syncs or closes the database or its WAL by a descriptor of its own:
+/// closing any descriptor of a file drops every POSIX lock the process holds on it, so a second
+/// server could then open the file and acknowledged orders would be lost (docs/RELIABILITY.md,
+/// "SQLite's hazards"; `DatabaseLockTests`).
 ///
 /// **A failed sync stops the checkpoints for good, and with them every write** (``failure``;
 /// the store then answers 503 until restarted), and so does a commit whose fsync failed

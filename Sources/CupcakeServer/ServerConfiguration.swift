@@ -81,7 +81,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         return
             "Listening on \(host) without keys would let anyone who can reach it read and cancel every order. "
-            + "Set --api-key and --staff-key (or apiKey and staffKey in the config file), or pass "
+            + "Set --api-key-file and --staff-key-file (or CUPCAKE_API_KEY and CUPCAKE_STAFF_KEY, or apiKey and staffKey in the config file), or pass "
             + "--insecure-no-keys to serve it open on purpose."
     }
 

@@ -88,7 +88,7 @@ import Testing
         #expect(try server.orderCount() == 1)
     }
 
-    // 20 (issue 3) and 100 (issue 6) parallel posts with one key: ReliabilityTests.ConcurrencyTests.
+    // 20 and 100 parallel posts with one key: ReliabilityTests.ConcurrencyTests.
 
     @Test func aKeyStillInFlightAnswers409() throws {
         let directory = try TemporaryDirectory()

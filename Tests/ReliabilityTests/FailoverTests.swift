@@ -2,7 +2,7 @@ import CupcakeTestSupport
 import Foundation
 import Testing
 
-/// High availability on PostgreSQL (issue 21): a synchronous standby, instances that follow the
+/// High availability on PostgreSQL: a synchronous standby, instances that follow the
 /// primary through libpq's multi-host URI, and the commit whose answer never arrives. Every
 /// order acknowledged with 201 must exist exactly once on whichever server is the primary.
 @Suite(.serialized) struct FailoverTests {

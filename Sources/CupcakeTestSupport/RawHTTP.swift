@@ -101,7 +101,15 @@ public final class TestSocket: @unchecked Sendable {
     /// Connects to 127.0.0.1, with send and receive timeouts; from `source` (another loopback
     /// address such as 127.0.0.2, to play another client) when given.
     public init(port: Int, timeout: Double = 10, from source: String? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // `fd` is set only once the socket is connected: a class whose initializer throws after
+        // its properties are set runs `deinit`, and a second close of a number the kernel may
+        // already have given to another thread's socket (a server's connection) would close that.
+        fd = try Self.connected(port: port, timeout: timeout, from: source)
+    }
+
+    /// A socket connected to 127.0.0.1:`port`; on failure it is closed here, once.
+    private static func connected(port: Int, timeout: Double, from source: String?) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSocketError(message: "socket: \(errno)") }
         if let source {
             var local = sockaddr_in()
@@ -126,6 +134,7 @@ public final class TestSocket: @unchecked Sendable {
             close(fd)
             throw TestSocketError(message: "connect to 127.0.0.1:\(port): \(String(cString: strerror(code)))")
         }
+        return fd
     }
 
     deinit { close(fd) }

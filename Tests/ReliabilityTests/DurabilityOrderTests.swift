@@ -18,7 +18,9 @@ import Testing
 
     /// Posts `count` orders from 16 clients to a server run under strace; returns the trails of
     /// the orders answered 201 and how many were.
-    static func trace(durability: String, count: Int) throws -> (trails: [String: Trail], acknowledged: Int) {
+    static func trace(durability: String, count: Int) throws -> (
+        trails: [String: Trail], acknowledged: Int, summary: String
+    ) {
         let directory = try TemporaryDirectory()
         let trace = directory.path("strace.out")
         let strace = try #require(
@@ -44,7 +46,20 @@ import Testing
         let acknowledged = statuses.count { $0 == 201 }
         let lines = try String(contentsOfFile: trace, encoding: .utf8).split(
             separator: "\n", omittingEmptySubsequences: false)
-        return (trails(lines, names: Set(names)), acknowledged)
+        return (trails(lines, names: Set(names)), acknowledged, summary(lines))
+    }
+
+    /// What the trace holds, for a failure's message: its length, the calls by name, and the
+    /// first lines that carry a 201.
+    static func summary(_ lines: [Substring]) -> String {
+        var calls: [Substring: Int] = [:]
+        for line in lines {
+            guard let space = line.firstIndex(of: " ") else { continue }
+            let call = line[line.index(after: space)...]
+            calls[call.prefix { $0 != "(" && $0 != " " }, default: 0] += 1
+        }
+        let answers = lines.filter { $0.contains("201 Created") }.prefix(2).map { String($0.prefix(600)) }
+        return "\(lines.count) lines; calls: \(calls.sorted { $0.value > $1.value }.prefix(12)); 201s: \(answers)"
     }
 
     /// Reads the trace: a call that another thread's calls interrupted is split into
@@ -113,10 +128,10 @@ import Testing
     }
 
     @Test func everyAnswered201LeavesAfterTheFlushOfItsWALFrames() throws {
-        let (trails, acknowledged) = try Self.trace(durability: "full", count: 200)
+        let (trails, acknowledged, summary) = try Self.trace(durability: "full", count: 200)
         #expect(acknowledged == 200)
         let answered = trails.filter { $0.value.answered != nil }
-        #expect(answered.count == acknowledged, "every 201 is in the trace")
+        #expect(answered.count == acknowledged, "every 201 is in the trace: \(summary)")
         let early = answered.compactMap { name, trail -> String? in
             if let written = trail.written, let flushed = trail.flushed, let sent = trail.answered, written < flushed,
                 flushed < sent
@@ -135,12 +150,12 @@ import Testing
     /// The check can fail: with `--durability process` commits are not flushed before their
     /// answer, and the trace shows 201s leaving first.
     @Test func withProcessDurabilityTheTraceShowsAnswersBeforeTheFlush() throws {
-        let (trails, acknowledged) = try Self.trace(durability: "process", count: 60)
+        let (trails, acknowledged, summary) = try Self.trace(durability: "process", count: 60)
         #expect(acknowledged == 60)
         let early = trails.values.count { trail in
             guard let sent = trail.answered else { return false }
             return trail.flushed.map { $0 > sent } ?? true
         }
-        #expect(early > 0)
+        #expect(early > 0, "\(summary)")
     }
 }

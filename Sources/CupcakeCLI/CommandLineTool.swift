@@ -17,6 +17,7 @@ public enum CommandLineTool {
         OrdersListCommand.self,
         OrdersShowCommand.self,
         OrdersFavoriteCommand.self,
+        OrdersAdvanceCommand.self,
         OrdersCancelCommand.self,
         CompletionCommand.self,
     ]

@@ -18,6 +18,10 @@ public struct CheckoutError: Error, Sendable, Equatable, CustomStringConvertible
         case configuration
         /// No order with that id; exit 66.
         case notFound
+        /// The order's status does not allow the change (409); exit 65.
+        case refused
+        /// The order changed while the change was being made (412); exit 75, run it again.
+        case changed
     }
 
     /// The kind of failure.

@@ -19,8 +19,26 @@ public struct ListedOrder: Sendable, Equatable {
     public var costCents: Int?
     /// Whether it is a favourite.
     public var isFavorite: Bool?
+    /// Its status's wire name (`out_for_delivery`), if the endpoint gave one.
+    public var status: String?
+    /// Its version (what its ETag names), if given.
+    public var version: Int?
+    /// Its history, oldest first, when the endpoint sent one (one order's answer does).
+    public var history: [HistoryEntry] = []
     /// The whole order, when every wire key decoded.
     public var order: Order?
+
+    /// One change in an order's history.
+    public struct HistoryEntry: Sendable, Equatable {
+        /// The status reached (wire name).
+        public var status: String?
+        /// When, as written.
+        public var at: String?
+        /// Who: `customer` or `staff`.
+        public var by: String?
+        /// Why, if a reason was given.
+        public var reason: String?
+    }
     /// The element as received, for `--json`.
     public var raw: Data
 
@@ -38,6 +56,13 @@ public struct ListedOrder: Sendable, Equatable {
         quantity = object["quantity"]?.wholeNumber
         costCents = object["costCents"]?.wholeNumber
         isFavorite = object["isFavorite"]?.bool
+        status = object["status"]?.string
+        version = object["version"]?.integer
+        history = (object["history"]?.elements ?? []).map { entry in
+            HistoryEntry(
+                status: entry["status"]?.string, at: entry["at"]?.string, by: entry["by"]?.string,
+                reason: entry["reason"]?.string)
+        }
         raw = Data((object.members != nil ? object : .object([])).text(sortedKeys: true).utf8)
         order = try? Order.decode(json: raw)
     }

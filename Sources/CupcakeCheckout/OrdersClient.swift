@@ -20,6 +20,8 @@ public final class OrdersClient: Sendable {
         public var type: String?
         /// `favorite=true` when set.
         public var favoritesOnly = false
+        /// `status`: one or several statuses, comma-separated.
+        public var statuses: String?
         /// `sort`.
         public var sort: String?
         /// `page`.
@@ -41,6 +43,7 @@ public final class OrdersClient: Sendable {
         if let prefix = listing.namePrefix { items.append(URLQueryItem(name: "name_prefix", value: prefix)) }
         if let type = listing.type { items.append(URLQueryItem(name: "type", value: type)) }
         if listing.favoritesOnly { items.append(URLQueryItem(name: "favorite", value: "true")) }
+        if let statuses = listing.statuses { items.append(URLQueryItem(name: "status", value: statuses)) }
         if let sort = listing.sort { items.append(URLQueryItem(name: "sort", value: sort)) }
         if let page = listing.page { items.append(URLQueryItem(name: "page", value: String(page))) }
         if let perPage = listing.perPage { items.append(URLQueryItem(name: "per_page", value: String(perPage))) }
@@ -91,15 +94,78 @@ public final class OrdersClient: Sendable {
         return try single(answer, id: id)
     }
 
-    /// Cancels an order. A 404 on a retry counts as done: the first attempt deleted it and its
-    /// answer was lost.
-    public func cancel(id: String, token: String? = nil, events: @Sendable (TransportEvent) -> Void = { _ in })
-        async throws(CheckoutError)
-    {
+    /// Cancels an order (it is kept, cancelled); `reason` is needed to cancel one the kitchen
+    /// has started. Cancelling a cancelled order again is done (204), so a retry after a lost
+    /// answer is too.
+    public func cancel(
+        id: String, reason: String? = nil, token: String? = nil, events: @Sendable (TransportEvent) -> Void = { _ in }
+    ) async throws(CheckoutError) {
+        var url = try url(id)
+        if let reason, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            components.queryItems = [URLQueryItem(name: "reason", value: reason)]
+            components.percentEncodedQuery = components.percentEncodedQuery.map {
+                $0.split(separator: "+", omittingEmptySubsequences: false).joined(separator: "%2B")
+            }
+            url = components.url ?? url
+        }
         let answer = try await transport.send(
-            request("DELETE", try url(id), token: token), passing: [404], events: events)
-        if answer.status == 404 && answer.attempt == 1 {
+            request("DELETE", url, token: token), passing: [404, 409, 412, 422], events: events)
+        switch answer.status {
+        case 404: throw notFound(id)
+        case 409, 412, 422: throw refusal(answer, id: id)
+        default: return
+        }
+    }
+
+    /// Moves an order to `target`, or one step on when it is nil: reads the order, then asks
+    /// for the move with `If-Match` on the version read, so a move made meanwhile by someone
+    /// else is never overwritten. A retry whose first attempt did move it (its answer lost)
+    /// finds the order already there and counts as done.
+    ///
+    /// - Returns: the order before and after.
+    public func advance(
+        id: String, to target: String? = nil, reason: String? = nil, token: String? = nil,
+        events: @Sendable (TransportEvent) -> Void = { _ in }
+    ) async throws(CheckoutError) -> (before: ListedOrder, after: ListedOrder) {
+        let before = try await show(id: id, token: token, events: events)
+        guard let current = before.status.flatMap({ OrderStatus(wireName: $0) }), let version = before.version else {
+            throw CheckoutError(.protocolError, "The endpoint's order \(id) has no status or version to move from.")
+        }
+        guard let next = target ?? current.next?.wireName else {
+            throw CheckoutError(
+                .refused, "Order \(id) is \(current.title.lowercased()); nothing follows (give --to to say where).")
+        }
+        var body: [JSONValue.Member] = [.init(key: "status", value: .string(next))]
+        if let reason { body.append(.init(key: "reason", value: .string(reason))) }
+        var request = request("PATCH", try url(id), body: Data(JSONValue.object(body).text().utf8), token: token)
+        request.setHeader("If-Match", "\"v\(version)\"")
+        let answer = try await transport.send(request, passing: [404, 409, 412, 422], events: events)
+        switch answer.status {
+        case 404:
             throw notFound(id)
+        case 412:
+            // Changed since it was read: by this very move, when an earlier attempt's answer
+            // was lost; else by someone else, and nothing was done.
+            let now = try await show(id: id, token: token, events: events)
+            if answer.attempt > 1, now.status == next, now.version == version + 1 { return (before, now) }
+            throw refusal(answer, id: id)
+        case 409, 422:
+            throw refusal(answer, id: id)
+        default:
+            return (before, try single(answer, id: id))
+        }
+    }
+
+    /// A refused change as an error: the server's words, and the moves it allows.
+    private func refusal(_ answer: Transport.Answer, id: String) -> CheckoutError {
+        let message = Transport.serverMessage(answer.data) ?? "HTTP \(answer.status)"
+        switch answer.status {
+        case 412:
+            return CheckoutError(.changed, "Order \(id) changed meanwhile, so nothing was done (412): \(message)")
+        case 422:
+            return CheckoutError(.rejected, "The endpoint rejected the change (422): \(message)")
+        default:
+            return CheckoutError(.refused, "The endpoint refused (409): \(message)")
         }
     }
 

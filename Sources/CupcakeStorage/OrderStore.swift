@@ -21,17 +21,18 @@ public protocol OrderStore: AnyObject, Sendable {
     /// - Returns: the stored orders, in the batch's order.
     func insert(_ batch: [NewOrder]) throws(StorageError) -> [StoredOrder]
 
-    /// The order with this id, unless it does not exist or was cancelled.
-    func order(id: Int64) throws(StorageError) -> StoredOrder?
+    /// The order with this id (cancelled ones too), with its ``StoredOrder/history`` when
+    /// `history` is true.
+    func order(id: Int64, history: Bool) throws(StorageError) -> StoredOrder?
 
     /// One page of orders matching the query, and how many match in all.
     func list(_ query: OrderQuery) throws(StorageError) -> OrderPage
 
-    /// Marks or unmarks an order as a favourite; `nil` when it does not exist.
-    func setFavorite(id: Int64, _ isFavorite: Bool) throws(StorageError) -> StoredOrder?
-
-    /// Cancels (deletes) an order; `false` when it did not exist.
-    func delete(id: Int64) throws(StorageError) -> Bool
+    /// Changes an order's favourite mark or status in one transaction: the status move is
+    /// checked against the order's status as it is then (so of two moves of one order at once,
+    /// one wins and the other is refused), and a status change is written to the order's
+    /// history in the same transaction. The order in the outcome carries its history.
+    func change(id: Int64, _ change: OrderChange) throws(StorageError) -> OrderChangeOutcome
 
     /// How many orders exist (not counting cancelled ones).
     func orderCount() throws(StorageError) -> Int
@@ -70,6 +71,9 @@ public protocol OrderStore: AnyObject, Sendable {
 }
 
 extension OrderStore {
+    /// The order with this id (cancelled ones too), without its history.
+    public func order(id: Int64) throws(StorageError) -> StoredOrder? { try order(id: id, history: false) }
+
     /// One writer, unless the engine says otherwise.
     public var concurrentWriters: Int { 1 }
 

@@ -119,9 +119,54 @@ import Testing
         let io = TestConsole(typing: ["y"], environment: places)
         #expect(await io.run(["orders", "cancel", "1"]) == 0)
         #expect(io.stdout == "Order 1 is cancelled.\n")
-        let (missing, again) = try await Self.run(["orders", "show", "1"], endpoint: server.endpoint)
-        #expect(missing == 66)
-        #expect(again.stderr.contains("no order with id '1'"))
+        // Kept, cancelled: shown with its timeline, left out of the list unless asked for.
+        let (shown, kept2) = try await Self.run(["orders", "show", "1"], endpoint: server.endpoint)
+        #expect(shown == 0)
+        #expect(kept2.stdout.contains("  status   cancelled\n"))
+        #expect(kept2.stdout.contains(" cancelled by staff\n"))
+        let listed = try await Self.run(["orders", "list"], endpoint: server.endpoint).1.stdout
+        #expect(listed.contains("(1 order)"))
+        let cancelled = try await Self.run(["orders", "list", "--status", "cancelled"], endpoint: server.endpoint)
+        #expect(cancelled.1.stdout.contains("(1 order)"))
+        #expect(cancelled.1.stdout.contains("cancelled"))
+    }
+
+    @Test func advanceMovesAnOrderAlongUntilNothingFollows() async throws {
+        let server = try TestServer()
+        try await Self.seed(server, ["Ann"])
+        for (from, to) in [("placed", "baking"), ("baking", "out for delivery"), ("out for delivery", "delivered")] {
+            let (status, io) = try await Self.run(["orders", "advance", "1"], endpoint: server.endpoint)
+            #expect(status == 0, "\(io.stderr)")
+            #expect(io.stdout == "Order 1: \(from) → \(to).\n")
+        }
+        let (done, io) = try await Self.run(["orders", "advance", "1"], endpoint: server.endpoint)
+        #expect(done == 65)
+        #expect(io.stderr.contains("Order 1 is delivered; nothing follows"))
+        let shown = try await Self.run(["orders", "show", "1"], endpoint: server.endpoint).1.stdout
+        let timeline = shown.split(separator: "\n").filter { $0.contains(" by ") }
+        #expect(timeline.count == 4)
+        #expect(timeline.first?.hasSuffix("placed by customer") == true)
+        #expect(timeline.last?.hasSuffix("delivered by staff") == true)
+    }
+
+    @Test func aRefusedMoveSaysWhatIsAllowedAndExits65() async throws {
+        let server = try TestServer()
+        try await Self.seed(server, ["Ann"])
+        let (skip, io) = try await Self.run(["orders", "advance", "1", "--to", "delivered"], endpoint: server.endpoint)
+        #expect(skip == 65)
+        #expect(io.stderr.contains("Allowed next: baking, cancelled"))
+        _ = try await Self.run(["orders", "advance", "1"], endpoint: server.endpoint)
+        let (noReason, io2) = try await Self.run(["orders", "cancel", "1", "--yes"], endpoint: server.endpoint)
+        #expect(noReason == 65)
+        #expect(io2.stderr.contains("needs a reason"))
+        let (withReason, io3) = try await Self.run(
+            ["orders", "cancel", "1", "--yes", "--reason", "oven broke"], endpoint: server.endpoint)
+        #expect(withReason == 0, "\(io3.stderr)")
+        let shown = try await Self.run(["orders", "show", "1"], endpoint: server.endpoint).1.stdout
+        #expect(shown.contains("cancelled by staff: oven broke"))
+        let (bad, io4) = try await Self.run(["orders", "list", "--status", "bakin"], endpoint: server.endpoint)
+        #expect(bad == 64)
+        #expect(io4.stderr.contains("baking"))
     }
 
     @Test(arguments: [

@@ -112,23 +112,22 @@ import Testing
     }
 
     @Test(arguments: Engine.allCases)
-    func deleteCancelsTheOrder(engine: Engine) throws {
+    func deleteCancelsTheOrderAndKeepsIt(engine: Engine) throws {
         let server = try TestServer(engine: engine)
         let ids = try Self.seed(server, names: ["Ann", "Bob"])
         let deleted = try RawHTTP.request(port: server.port, method: "DELETE", path: "/api/cupcakes/\(ids[0])")
         #expect(deleted.status == 204)
         #expect(deleted.body.isEmpty)
-        #expect(try RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes/\(ids[0])").status == 404)
-        #expect(try RawHTTP.request(port: server.port, method: "DELETE", path: "/api/cupcakes/\(ids[0])").status == 404)
-        #expect(
-            try RawHTTP.request(
-                port: server.port, method: "PATCH", path: "/api/cupcakes/\(ids[0])",
-                body: Data(#"{"isFavorite":true}"#.utf8)
-            )
-            .status == 404)
+        let kept = try RawHTTP.request(port: server.port, method: "GET", path: "/api/cupcakes/\(ids[0])")
+        #expect((kept.json?["data"] as? [String: Any])?["status"] as? String == "cancelled")
+        // Cancelling again is done already.
+        #expect(try RawHTTP.request(port: server.port, method: "DELETE", path: "/api/cupcakes/\(ids[0])").status == 204)
+        #expect(try RawHTTP.request(port: server.port, method: "DELETE", path: "/api/cupcakes/999").status == 404)
         let list = try #require(try Self.list(server, "").json)
         #expect(list["total"] as? Int == 1)
         #expect((list["data"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [ids[1]])
+        let cancelled = try #require(try Self.list(server, "?status=cancelled").json)
+        #expect((cancelled["data"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [ids[0]])
     }
 
     @Test(arguments: Engine.allCases)

@@ -192,13 +192,14 @@ final class GatedStore: OrderStore, @unchecked Sendable {
         if let failure { throw failure }
         return try inner.insert(batch)
     }
-    func order(id: Int64) throws(StorageError) -> StoredOrder? { try inner.order(id: id) }
+    func order(id: Int64, history: Bool) throws(StorageError) -> StoredOrder? {
+        try inner.order(id: id, history: history)
+    }
     func orderCount() throws(StorageError) -> Int { try inner.orderCount() }
     func list(_ query: OrderQuery) throws(StorageError) -> OrderPage { try inner.list(query) }
-    func setFavorite(id: Int64, _ isFavorite: Bool) throws(StorageError) -> StoredOrder? {
-        try inner.setFavorite(id: id, isFavorite)
+    func change(id: Int64, _ change: OrderChange) throws(StorageError) -> OrderChangeOutcome {
+        try inner.change(id: id, change)
     }
-    func delete(id: Int64) throws(StorageError) -> Bool { try inner.delete(id: id) }
     func idempotencyRecord(key: String) throws(StorageError) -> IdempotencyRecord? {
         try inner.idempotencyRecord(key: key)
     }

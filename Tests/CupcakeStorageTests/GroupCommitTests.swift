@@ -84,7 +84,7 @@ import Testing
         }
         let sideWork = Thread.detachNewThreadResult {
             for order in earlier.prefix(100) { _ = try? store.setFavorite(id: order.id, true) }
-            for order in earlier.suffix(50) { _ = try? store.delete(id: order.id) }
+            for order in earlier.suffix(50) { _ = try? store.cancel(id: order.id) }
         }
         #expect(group.wait(timeout: .now() + 120) == .success, "every order answered within two minutes")
         sideWork.wait()
@@ -137,7 +137,7 @@ import Testing
                 Thread.detachNewThread {
                     for round in 0..<5 {
                         if index % 3 == 0 && thread == 5 && round == 2 {
-                            _ = try? store.delete(id: target.id)
+                            _ = try? store.cancel(id: target.id)
                         } else {
                             _ = try? store.setFavorite(id: target.id, (thread + round) % 2 == 0)
                         }
@@ -233,7 +233,7 @@ import Testing
         #expect(try store.list(OrderQuery(type: 2)).total == 1)
         let added = try store.insert(StorageFixtures.newOrders(2..<3))
         #expect(try store.list(OrderQuery(type: 2)).total == 2)
-        #expect(try store.delete(id: added[0].id))
+        #expect(try store.cancel(id: added[0].id))
         #expect(try store.orderCount() == 2)
         let version = try database.psql("SELECT max(version) FROM cupcake_schema")
         #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(PostgresSchema.migrations.count)")

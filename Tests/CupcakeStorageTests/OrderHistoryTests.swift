@@ -165,13 +165,16 @@ import Testing
         #expect(try fixture.store.list(OrderQuery(favorite: true)).total == before + 1)
         #expect(try fixture.store.setFavorite(id: target.id, true)?.isFavorite == true)  // idempotent
         #expect(try fixture.store.list(OrderQuery(favorite: true)).total == before + 1)
-        #expect(try fixture.store.delete(id: target.id))
-        #expect(try fixture.store.order(id: target.id) == nil)
-        #expect(try !fixture.store.delete(id: target.id))
-        #expect(try fixture.store.setFavorite(id: target.id, false) == nil)
+        #expect(try fixture.store.cancel(id: target.id))
+        #expect(try fixture.store.order(id: target.id)?.status == .cancelled, "kept, cancelled")
+        #expect(try !fixture.store.cancel(id: target.id))
+        #expect(try fixture.store.setFavorite(id: target.id, false)?.isFavorite == false)
         #expect(try fixture.store.list(OrderQuery(favorite: true)).total == before)
         #expect(try fixture.store.orderCount() == 11)
         #expect(try !fixture.store.list(OrderQuery(limit: 100)).orders.contains { $0.id == target.id })
+        let cancelled = try fixture.store.list(OrderQuery(statuses: [.cancelled], limit: 100))
+        #expect(cancelled.orders.map(\.id) == [target.id])
+        #expect(cancelled.total == 1)
     }
 
     struct PlanCase: Sendable, CustomTestStringConvertible {
@@ -353,23 +356,23 @@ import Testing
         #expect(try store.orderCount() == size + 1)
     }
 
-    @Test func cancellingTheNewestOrderDoesNotGiveItsIdToTheNext() throws {
+    @Test func cancellingTheNewestOrderKeepsItAndItsId() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("orders.sqlite")
         let store = try SQLiteOrderStore(path: path)
         let first = try store.insert(StorageFixtures.newOrders(0..<2))
-        #expect(try store.delete(id: first[1].id))
+        #expect(try store.cancel(id: first[1].id))
         let next = try store.insert(StorageFixtures.newOrders(2..<3))
         #expect(next[0].id == first[1].id + 1)
-        #expect(try store.order(id: first[1].id) == nil)
+        #expect(try store.order(id: first[1].id)?.status == .cancelled)
         // Again, with a restart between the cancel and the next order.
-        #expect(try store.delete(id: next[0].id))
+        #expect(try store.cancel(id: next[0].id))
         store.close()
         let reopened = try SQLiteOrderStore(path: path)
         defer { reopened.close() }
         let afterRestart = try reopened.insert(StorageFixtures.newOrders(3..<4))
         #expect(afterRestart[0].id == next[0].id + 1)
-        #expect(try reopened.order(id: next[0].id) == nil)
+        #expect(try reopened.order(id: next[0].id)?.status == .cancelled)
     }
 
     @Test func aFailedBatchLeavesTheNumberingAndCountsAsTheDatabaseHasThem() throws {

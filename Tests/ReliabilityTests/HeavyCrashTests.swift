@@ -43,10 +43,13 @@ import Testing
         #expect(nextID > newest)
         #expect(server.stop() == 0)
 
-        // What is on disk: one row per key ever sent (plus the last order, minus the cancelled
-        // one), each acknowledged order with its id and name, and a sound file.
+        // What is on disk: one row per key ever sent (plus the last order; the cancelled one is
+        // kept, cancelled), each acknowledged order with its id and name, and a sound file.
         #expect(try inspector.sqlite3("PRAGMA integrity_check").stdout == "ok\n")
-        let rows = try inspector.sqlite3("SELECT id, name FROM orders").stdout.split(separator: "\n").map {
+        #expect(try inspector.sqlite3("SELECT status FROM orders WHERE id = \(newest)").stdout == "cancelled\n")
+        let rows = try inspector.sqlite3("SELECT id, name FROM orders WHERE status <> 'cancelled'").stdout.split(
+            separator: "\n"
+        ).map {
             $0.split(separator: "|", maxSplits: 1).map(String.init)
         }
         let byName = Dictionary(rows.map { ($0[1], $0[0]) }, uniquingKeysWith: { first, _ in first })

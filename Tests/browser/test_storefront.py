@@ -446,7 +446,9 @@ class OrdersScreenTests(StorefrontTest):
         self.dialog()
         self.button("Cancel order").click()
         self.wait(lambda: len(self.rows()) == 3 and "anna Cruz" not in self.names(), "the cancelled order is gone")
-        self.assertEqual(self.server.api("GET", "/api/cupcakes/3")[0], 404)
+        status, _, body = self.server.api("GET", "/api/cupcakes/3")
+        self.assertEqual(status, 200, "kept")
+        self.assertEqual(body["data"]["status"], "cancelled")
 
     def test_pages_turn(self):
         for number in range(12):

@@ -94,6 +94,8 @@ package enum EndpointOptions {
         case .protocolError: CLIError(.protocol, error.message)
         case .configuration: CLIError(.config, error.message)
         case .notFound: CLIError(.notFound, error.message)
+        case .refused: CLIError(.data, error.message)
+        case .changed: CLIError(.temporary, error.message)
         }
     }
 }

@@ -15,6 +15,10 @@ struct OrdersListCommand: Command {
                 .completing(.words(CakeType.allCases.map { $0.name.lowercased() })),
             .flag("--favorites", help: "Only favourites."),
             .value(
+                "--status", valueName: "<statuses>",
+                help: "Only these statuses, comma-separated (\(OrderStatus.wireNames)); all but cancelled by default."
+            ).completing(.words(OrderStatus.allCases.map(\.wireName))),
+            .value(
                 "--sort", valueName: "<key>", help: "createdAt, name, cost or type; '-' in front for descending.",
                 defaultValue: "-createdAt"
             ).completing(.words(sortKeys + sortKeys.map { "-" + $0 })),
@@ -42,6 +46,15 @@ struct OrdersListCommand: Command {
             listing.type = type
         }
         listing.favoritesOnly = arguments.has("--favorites")
+        if let statuses = arguments.value("--status") {
+            for name in statuses.split(separator: ",", omittingEmptySubsequences: false)
+            where OrderStatus(wireName: name) == nil {
+                throw .invalidValue(
+                    String(name), for: "--status <statuses>", expected: OrderStatus.wireNames,
+                    choices: OrderStatus.allCases.map(\.wireName), arguments.command)
+            }
+            listing.statuses = statuses
+        }
         if let sort = arguments.value("--sort") {
             let key = sort.hasPrefix("-") ? String(sort.dropFirst()) : sort
             let keys = Self.sortKeys
@@ -211,21 +224,82 @@ struct OrdersFavoriteCommand: Command {
     }
 }
 
-/// `cupcake orders cancel ID`.
+/// `cupcake orders advance ID [--to STATUS] [--reason TEXT]`.
+struct OrdersAdvanceCommand: Command {
+    static let path = ["orders", "advance"]
+    static let arguments = [ArgumentSpec.orderID]
+    static let abstract = "Move an order on: placed, baking, out for delivery, delivered (staff)."
+    static let options: [OptionSpec] =
+        [
+            .value(
+                "--to", valueName: "<status>",
+                help: "Where to move it (\(OrderStatus.wireNames)); the next step by default."
+            ).completing(.words(OrderStatus.allCases.map(\.wireName))),
+            .value("--reason", valueName: "<text>", help: "Why (cancelling a started order needs one)."),
+            .flag("--json", help: "Print the order as it now is, as JSON."),
+        ] + EndpointOptions.specs
+
+    var id: String
+    var target: String?
+    var reason: String?
+    var json: Bool
+    var endpointFlags: CheckoutConfiguration.Flags
+
+    init(_ arguments: ParsedArguments, console: Console) throws(CLIError) {
+        id = try OrderTable.singleID(arguments)
+        if let target = arguments.value("--to") {
+            guard OrderStatus(wireName: target) != nil else {
+                throw .invalidValue(
+                    target, for: "--to <status>", expected: OrderStatus.wireNames,
+                    choices: OrderStatus.allCases.map(\.wireName), arguments.command)
+            }
+            self.target = target
+        }
+        reason = arguments.value("--reason")
+        json = arguments.has("--json")
+        endpointFlags = try EndpointOptions.flags(arguments)
+    }
+
+    func run(console: Console) async throws(CLIError) {
+        let configuration = try EndpointOptions.configuration(endpointFlags, console: console)
+        let client = OrdersClient(configuration: configuration)
+        let moved: (before: ListedOrder, after: ListedOrder)
+        do {
+            moved = try await client.advance(
+                id: id, to: target, reason: reason, token: receiptToken(id, configuration, console))
+        } catch {
+            throw EndpointOptions.cliError(error)
+        }
+        if json {
+            console.print(OrderTable.pretty(moved.after.raw))
+            return
+        }
+        console.print(
+            "Order \(TerminalText.escaped(id)): \(OrderTable.status(moved.before.status)) → "
+                + "\(OrderTable.status(moved.after.status)).")
+    }
+}
+
+/// `cupcake orders cancel ID`./// `cupcake orders cancel ID`.
 struct OrdersCancelCommand: Command {
     static let path = ["orders", "cancel"]
     static let arguments = [ArgumentSpec.orderID]
-    static let abstract = "Cancel an order."
+    static let abstract = "Cancel an order (it is kept, cancelled)."
     static let options: [OptionSpec] =
-        [.flag("--yes", "-y", help: "Cancel without asking (needed when no terminal can be asked).")]
+        [
+            .flag("--yes", "-y", help: "Cancel without asking (needed when no terminal can be asked)."),
+            .value("--reason", valueName: "<text>", help: "Why (the staff need one to cancel a started order)."),
+        ]
         + EndpointOptions.specs
 
     var id: String
+    var reason: String?
     var endpointFlags: CheckoutConfiguration.Flags
     var confirmed: Bool
 
     init(_ arguments: ParsedArguments, console: Console) throws(CLIError) {
         id = try OrderTable.singleID(arguments)
+        reason = arguments.value("--reason")
         endpointFlags = try EndpointOptions.flags(arguments)
         confirmed = arguments.has("--yes")
         guard confirmed || console.inputIsTerminal else {
@@ -242,7 +316,7 @@ struct OrdersCancelCommand: Command {
         let configuration = try EndpointOptions.configuration(endpointFlags, console: console)
         let client = OrdersClient(configuration: configuration)
         do {
-            try await client.cancel(id: id, token: receiptToken(id, configuration, console))
+            try await client.cancel(id: id, reason: reason, token: receiptToken(id, configuration, console))
         } catch {
             throw EndpointOptions.cliError(error)
         }

@@ -8,14 +8,15 @@ import Glibc
 enum OrderTable {
     static let missing = "—"
 
-    /// The aligned table: ID, PLACED, NAME, CAKES, TOTAL, ★.
+    /// The aligned table: ID, PLACED, NAME, CAKES, TOTAL, STATUS, ★.
     static func render(_ orders: [ListedOrder]) -> [String] {
-        let header = ["ID", "PLACED", "NAME", "CAKES", "TOTAL", "★"]
+        let header = ["ID", "PLACED", "NAME", "CAKES", "TOTAL", "STATUS", "★"]
         let rows = orders.map { order in
             [
                 order.id.map(cell) ?? missing, placed(order.createdAt), order.name.map(cell) ?? missing,
                 cakes(order),
-                order.costCents.map { Money(cents: $0).formatted } ?? missing, order.isFavorite == true ? "★" : "",
+                order.costCents.map { Money(cents: $0).formatted } ?? missing, status(order.status),
+                order.isFavorite == true ? "★" : "",
             ]
         }
         let widths = (0..<header.count).map { column in
@@ -35,6 +36,7 @@ enum OrderTable {
         var lines = [
             "Order \(order.id.map(TerminalText.escaped) ?? missing)\(order.isFavorite == true ? " ★" : "")",
             "  placed   \(placed(order.createdAt))",
+            "  status   \(status(order.status))",
             "  cakes    \(cakes(order))",
             "  total    \(order.costCents.map { Money(cents: $0).formatted } ?? missing)",
         ]
@@ -48,7 +50,20 @@ enum OrderTable {
         } else {
             lines.append("  name     \(order.name.map(cell) ?? missing)")
         }
+        // The timeline: each status, when, and who (with the reason given).
+        for (index, entry) in order.history.enumerated() {
+            let who = entry.by.map { " by \(cell($0))" } ?? ""
+            let why = entry.reason.map { ": \(cell($0))" } ?? ""
+            lines.append(
+                "  \(index == 0 ? "history" : "       ")  \(placed(entry.at))  \(status(entry.status))\(who)\(why)")
+        }
         return lines
+    }
+
+    /// "out for delivery", from a status's wire name; another server's word escaped as it is.
+    static func status(_ name: String?) -> String {
+        guard let name else { return missing }
+        return OrderStatus(wireName: name)?.title.lowercased() ?? cell(name)
     }
 
     /// "5 × chocolate".

@@ -26,14 +26,7 @@ public struct StatusMove: Sendable, Hashable {
 
     /// Why the move cannot be made from `current`, or nil when it can.
     public func refusal(from current: OrderStatus) -> StatusMoveRefusal? {
-        if let reason {
-            if reason.count > Self.maximumReasonLength {
-                return .reasonTooLong(limit: Self.maximumReasonLength)
-            }
-            if reason.unicodeScalars.contains(where: TextSafety.mustEscape) {
-                return .reasonUnsafe
-            }
-        }
+        if let reasonRefusal { return reasonRefusal }
         if current.isFinal { return .final(current) }
         if target == current { return .alreadyThere(current) }
         if target == .cancelled {
@@ -43,6 +36,17 @@ public struct StatusMove: Sendable, Hashable {
         }
         guard current.next == target else { return .notAllowed(from: current, to: target, by: actor) }
         return actor == .staff ? nil : .notAllowed(from: current, to: target, by: actor)
+    }
+
+    /// What is wrong with the reason itself, whatever the order's status: too long, or holding
+    /// characters that must not be shown as they are.
+    public var reasonRefusal: StatusMoveRefusal? {
+        guard let reason else { return nil }
+        if reason.unicodeScalars.count > Self.maximumReasonLength {
+            return .reasonTooLong(limit: Self.maximumReasonLength)
+        }
+        if reason.unicodeScalars.contains(where: TextSafety.mustEscape) { return .reasonUnsafe }
+        return nil
     }
 
     /// The statuses `actor` may move an order to from `current` (cancelling from baking or

@@ -4,7 +4,8 @@ import CupcakeStorage
 
 extension StoredOrder {
     /// Writes the order as the API returns it: the wire keys plus id, createdAt, costCents,
-    /// currency and isFavorite; in the 201 that created it (`created`) also the app's sentence as
+    /// currency, isFavorite, status, statusChangedAt and version (and its history when it was
+    /// read); in the 201 that created it (`created`) also the app's sentence as
     /// `message` and, the first time, `receiptToken`.
     func write(_ writer: inout JSONWriter, created: Bool = false, receiptToken: String? = nil) {
         writer.beginObject()
@@ -19,6 +20,31 @@ extension StoredOrder {
         writer.string("USD")
         writer.key("isFavorite")
         writer.bool(isFavorite)
+        writer.key("status")
+        writer.string(status.wireName)
+        writer.key("statusChangedAt")
+        writer.timestamp(milliseconds: statusChangedAtMilliseconds)
+        writer.key("version")
+        writer.integer(Int(version))
+        if let history {
+            writer.key("history")
+            writer.beginArray()
+            for change in history {
+                writer.beginObject()
+                writer.key("status")
+                writer.string(change.status.wireName)
+                writer.key("at")
+                writer.timestamp(milliseconds: change.atMilliseconds)
+                writer.key("by")
+                writer.string(change.actor.rawValue)
+                if let reason = change.reason {
+                    writer.key("reason")
+                    writer.string(reason)
+                }
+                writer.endObject()
+            }
+            writer.endArray()
+        }
         if created {
             writer.key("message")
             writer.string(order.confirmationMessage)
@@ -44,6 +70,9 @@ extension StoredOrder {
         write(&writer, created: true)
         return writer.bytes
     }
+
+    /// The order's entity tag: its version, quoted (`"v3"`), strong.
+    var entityTag: String { "\"v\(version)\"" }
 
     /// The order wrapped as reqres's single resource: `{"data": {…}}`.
     var dataJSON: [UInt8] {

@@ -13,6 +13,9 @@ public struct Problem: Error, Sendable, Equatable {
     public var type: String = "about:blank"
     /// For 422: each bad field by wire key, and its rule.
     public var errors: [(field: String, rule: String)] = []
+    /// Extension members (RFC 9457 §3.2), after the standard ones: a 409's `code` and the
+    /// statuses allowed next.
+    public var extensions: [JSONValue.Member] = []
     /// Extra response headers (such as `Allow`).
     public var headers: [(name: String, value: String)] = []
 
@@ -44,6 +47,11 @@ public struct Problem: Error, Sendable, Equatable {
                 writer.endObject()
             }
             writer.endArray()
+        }
+        for member in extensions {
+            writer.key(member.key)
+            let text = member.value.text()
+            writer.value { $0 += text.utf8 }
         }
         writer.endObject()
         return HTTPResponse(
@@ -85,6 +93,11 @@ public struct Problem: Error, Sendable, Equatable {
 
     static func conflict(_ detail: String) -> Problem {
         Problem(status: 409, title: "Conflict", detail: detail)
+    }
+
+    /// 412: the order changed since the caller read it (its `If-Match` no longer matches).
+    static func preconditionFailed(_ detail: String) -> Problem {
+        Problem(status: 412, title: "Precondition Failed", detail: detail)
     }
 
     static func payloadTooLarge(limit: Int) -> Problem {

@@ -1,3 +1,4 @@
+import CupcakeDomain
 import CupcakeJSON
 import CupcakeStorage
 import Foundation
@@ -29,6 +30,10 @@ struct ListCursor: Equatable {
         if let prefix = query.namePrefix { members.append(.init(key: "n", value: .string(prefix))) }
         if let type = query.type { members.append(.init(key: "t", value: .integer(Int64(type)))) }
         if let favorite = query.favorite { members.append(.init(key: "f", value: .bool(favorite))) }
+        if query.statuses != OrderQuery.defaultStatuses {
+            let names = OrderStatus.allCases.filter(query.statuses.contains).map(\.wireName)
+            members.append(.init(key: "st", value: .string(names.joined(separator: ","))))
+        }
         if let after = query.after {
             members.append(.init(key: "i", value: .integer(after.id)))
             switch after.value {
@@ -56,6 +61,10 @@ struct ListCursor: Equatable {
         query.namePrefix = object["n"]?.string
         query.type = object["t"]?.integer
         if case .bool(let favorite)? = object["f"] { query.favorite = favorite }
+        if let names = object["st"]?.string {
+            guard let statuses = try? ListParameters.statuses(names) else { return nil }
+            query.statuses = statuses
+        }
         let value: OrderQuery.Position.Value
         switch (sort.key, object["k"]) {
         case (.createdAt, nil): value = .none

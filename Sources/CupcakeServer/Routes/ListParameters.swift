@@ -1,8 +1,8 @@
 import CupcakeDomain
 import CupcakeStorage
 
-/// The query parameters of `GET /api/cupcakes`, checked: name_prefix, type, favorite, sort,
-/// page and per_page. A bad value is a 400 naming the parameter.
+/// The query parameters of `GET /api/cupcakes`, checked: name_prefix, type, favorite, status,
+/// sort, page and per_page. A bad value is a 400 naming the parameter.
 struct ListParameters: Equatable {
     /// reqres's default page size.
     static let defaultPerPage = 6
@@ -16,7 +16,9 @@ struct ListParameters: Equatable {
 
     /// The parameters a list request may carry. Any other is a 400 naming it: a misspelt filter
     /// (`?favourite=true`) must not quietly list everything.
-    static let known: Set<String> = ["page", "per_page", "name_prefix", "type", "favorite", "sort", "cursor"]
+    static let known: Set<String> = [
+        "page", "per_page", "name_prefix", "type", "favorite", "status", "sort", "cursor",
+    ]
     /// How deep `page` may reach, in orders; `cursor` goes on from there at the same cost.
     static let maximumDepth = 10_000
 
@@ -49,6 +51,9 @@ struct ListParameters: Equatable {
             case "false": query.favorite = false
             default: throw Problem.badRequest("favorite must be true or false, not '\(text)'.")
             }
+        }
+        if let text = parameters["status"] {
+            query.statuses = try Self.statuses(text)
         }
         if let text = parameters["sort"] {
             guard let sort = OrderQuery.Sort(parameter: text) else {
@@ -85,8 +90,10 @@ struct ListParameters: Equatable {
         given.namePrefix = parameters["name_prefix"] == nil ? cursor.query.namePrefix : given.namePrefix
         given.type = parameters["type"] == nil ? cursor.query.type : given.type
         given.favorite = parameters["favorite"] == nil ? cursor.query.favorite : given.favorite
+        given.statuses = parameters["status"] == nil ? cursor.query.statuses : given.statuses
         guard given.sort == cursor.query.sort, given.namePrefix == cursor.query.namePrefix,
-            given.type == cursor.query.type, given.favorite == cursor.query.favorite
+            given.type == cursor.query.type, given.favorite == cursor.query.favorite,
+            given.statuses == cursor.query.statuses
         else {
             throw Problem.badRequest("The cursor was made for another filter or sort; give it alone.")
         }
@@ -95,6 +102,19 @@ struct ListParameters: Equatable {
         perPage = parameters["per_page"] == nil ? cursor.perPage : plain.perPage
         query = cursor.query
         query.limit = perPage
+    }
+
+    /// `status=baking,out_for_delivery`: one or several statuses, comma-separated.
+    static func statuses(_ text: String) throws(Problem) -> Set<OrderStatus> {
+        var statuses: Set<OrderStatus> = []
+        for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let status = OrderStatus(wireName: name) else {
+                throw Problem.badRequest(
+                    "status must be one or more of \(OrderStatus.wireNames), comma-separated; not '\(text)'.")
+            }
+            statuses.insert(status)
+        }
+        return statuses
     }
 
     private static func checkPrefix(_ prefix: String?) throws(Problem) {

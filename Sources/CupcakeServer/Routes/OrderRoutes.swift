@@ -19,16 +19,96 @@ extension OrderAPI {
                 ReceiptToken.matches(request.header("order-token"), stored: stored.receiptHash)
             else { throw notFound }
         }
+        let actor: OrderActor = access.isStaff ? .staff : .customer
         switch request.method {
         case "PATCH":
-            try favorite(request, id: id, idText: idText, respond: respond)
+            try Self.requireJSONBody(request)
+            let (favorite, move) = try Self.decodeChange(request.body, actor: actor)
+            let change = OrderChange(
+                favorite: favorite, move: move, expectedVersions: try Self.ifMatch(request), atMilliseconds: now())
+            let stored = try Self.changed(try store.change(id: id, change), actor: actor, notFound: notFound)
+            respond(.json(200, stored.dataJSON, headers: [("ETag", stored.entityTag)]))
         case "DELETE":
-            guard try store.delete(id: id) else { throw notFound }
-            respond(HTTPResponse(status: 204))
+            // Cancelling: the order stays, cancelled. Cancelling a cancelled order again is done.
+            try Self.checkReason(request.query["reason"])
+            let move = StatusMove(to: .cancelled, by: actor, reason: request.query["reason"])
+            let change = OrderChange(move: move, expectedVersions: try Self.ifMatch(request), atMilliseconds: now())
+            let outcome = try store.change(id: id, change)
+            if case .refused(.final(.cancelled), let stored) = outcome {
+                respond(HTTPResponse(status: 204, headers: [("ETag", stored.entityTag)]))
+                return
+            }
+            let stored = try Self.changed(outcome, actor: actor, notFound: notFound)
+            respond(HTTPResponse(status: 204, headers: [("ETag", stored.entityTag)]))
         default:
-            guard let stored = try store.order(id: id) else { throw notFound }
-            respond(.json(200, stored.dataJSON))
+            guard let stored = try store.order(id: id, history: true) else { throw notFound }
+            if let tags = request.header("if-none-match"),
+                Self.entityTags(tags).contains(stored.entityTag) || tags == "*"
+            {
+                respond(HTTPResponse(status: 304, headers: [("ETag", stored.entityTag)]))
+                return
+            }
+            respond(.json(200, stored.dataJSON, headers: [("ETag", stored.entityTag)]))
         }
+    }
+
+    /// The order a change left, or the problem it met: 404, 412 (changed meanwhile), 409 (a
+    /// move the model does not allow from the status it found, with the moves it does allow) or
+    /// 422 (a bad reason).
+    static func changed(_ outcome: OrderChangeOutcome, actor: OrderActor, notFound: Problem) throws(Problem)
+        -> StoredOrder
+    {
+        switch outcome {
+        case .changed(let stored), .unchanged(let stored):
+            return stored
+        case .notFound:
+            throw notFound
+        case .versionMismatch(let stored):
+            var problem = Problem.preconditionFailed(
+                "The order changed since you read it (it is now \(stored.entityTag), \(stored.status.wireName)); "
+                    + "read it again and decide.")
+            problem.headers = [("ETag", stored.entityTag)]
+            problem.extensions = [.init(key: "currentStatus", value: .string(stored.status.wireName))]
+            throw problem
+        case .refused(let refusal, let stored):
+            guard refusal.isConflict else {
+                throw Problem.unprocessable(
+                    "The change is not valid.", errors: [(field: "reason", rule: refusal.description)])
+            }
+            let allowed = StatusMove.allowedTargets(from: stored.status, by: actor)
+            var problem = Problem.conflict(
+                "Cannot do that: \(refusal.description)."
+                    + (allowed.isEmpty ? "" : " Allowed next: \(allowed.map(\.wireName).joined(separator: ", ")).")
+            )
+            problem.headers = [("ETag", stored.entityTag)]
+            problem.extensions = [
+                .init(key: "code", value: .string(refusal.code)),
+                .init(key: "currentStatus", value: .string(stored.status.wireName)),
+                .init(key: "allowed", value: .array(allowed.map { .string($0.wireName) })),
+            ]
+            throw problem
+        }
+    }
+
+    /// The versions an `If-Match` accepts: nil without one or for `*` (any), else the versions of
+    /// the strong tags this server makes (`"v3"`); weak or foreign tags match nothing (RFC 9110
+    /// §13.1.1 compares strongly).
+    static func ifMatch(_ request: HTTPRequest) -> Set<Int64>? {
+        guard let value = request.header("if-match") else { return nil }
+        let tags = entityTags(value)
+        if tags.contains("*") { return nil }
+        return Set(
+            tags.compactMap { tag -> Int64? in
+                guard tag.hasPrefix("\"v"), tag.hasSuffix("\""), tag.utf8.count > 3 else { return nil }
+                let digits = tag.dropFirst(2).dropLast()
+                guard digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+                return Int64(digits)
+            })
+    }
+
+    /// The members of an entity-tag list, without the whitespace around them.
+    static func entityTags(_ value: String) -> [String] {
+        value.split(separator: ",").map { String($0.trimmingOptionalWhitespace) }
     }
 
     // MARK: - POST /api/cupcakes
@@ -205,19 +285,6 @@ extension OrderAPI {
         respond(.json(200, writer.bytes))
     }
 
-    // MARK: - PATCH /api/cupcakes/{id}
-
-    func favorite(
-        _ request: HTTPRequest, id: Int64, idText: String, respond: @escaping @Sendable (HTTPResponse) -> Void
-    ) throws {
-        try Self.requireJSONBody(request)
-        let isFavorite = try Self.decodeFavoritePatch(request.body)
-        guard let stored = try store.setFavorite(id: id, isFavorite) else {
-            throw Problem.notFound("There is no order with id '\(idText)'.")
-        }
-        respond(.json(200, stored.dataJSON))
-    }
-
     /// An order id as written in a path: canonical decimal only (`7`, never `07`, `+7` or
     /// `7%00`), so that exactly one spelling names each order.
     static func canonicalID(_ text: String) -> Int64? {
@@ -228,31 +295,65 @@ extension OrderAPI {
         return Int64(text)
     }
 
-    /// `{"isFavorite": true|false}` and nothing else.
-    static func decodeFavoritePatch(_ body: [UInt8]) throws(Problem) -> Bool {
+    /// `{"isFavorite": true|false, "status": "baking", "reason": "…"}`: at least one of
+    /// isFavorite and status, a reason only with a status, nothing else.
+    static func decodeChange(_ body: [UInt8], actor: OrderActor) throws(Problem) -> (Bool?, StatusMove?) {
+        let example = "send {\"status\": \"baking\"} or {\"isFavorite\": true}"
         guard let parsed = try? JSONValue.parse(body) else {
-            throw Problem.badRequest("The body is not JSON; send {\"isFavorite\": true} or false.")
+            throw Problem.badRequest("The body is not JSON; \(example).")
         }
         if let key = JSONDuplicateKeys.first(in: body) {
             throw Problem.badRequest("The body is not a JSON object: the key '\(key)' appears twice in one object.")
         }
         guard let members = parsed.members else {
-            throw Problem.badRequest("The body must be a JSON object such as {\"isFavorite\": true}.")
+            throw Problem.badRequest("The body must be a JSON object; \(example).")
         }
         var errors: [(field: String, rule: String)] = []
-        for key in members.map(\.key).sorted() where key != "isFavorite" {
-            errors.append((field: key, rule: "cannot be changed; only isFavorite can"))
+        let changeable: Set<String> = ["isFavorite", "status", "reason"]
+        for key in members.map(\.key).sorted() where !changeable.contains(key) {
+            errors.append((field: key, rule: "cannot be changed; only isFavorite and status (with a reason) can"))
         }
-        guard case .bool(let value)? = parsed["isFavorite"] else {
-            errors.insert(
-                (field: "isFavorite", rule: parsed["isFavorite"] == nil ? "is required" : "must be true or false"),
-                at: 0)
-            throw Problem.unprocessable("The change is not valid.", errors: errors)
+        var favorite: Bool?
+        switch parsed["isFavorite"] {
+        case nil: break
+        case .bool(let value)?: favorite = value
+        default: errors.append((field: "isFavorite", rule: "must be true or false"))
+        }
+        var status: OrderStatus?
+        switch parsed["status"] {
+        case nil: break
+        case .string(let name)? where OrderStatus(wireName: name) != nil: status = OrderStatus(wireName: name)
+        default: errors.append((field: "status", rule: "must be one of \(OrderStatus.wireNames)"))
+        }
+        var reason: String?
+        switch parsed["reason"] {
+        case nil: break
+        case .string(let text)?:
+            if parsed["status"] == nil { errors.append((field: "reason", rule: "goes with a status")) }
+            reason = text
+        default: errors.append((field: "reason", rule: "must be a string"))
+        }
+        if parsed["isFavorite"] == nil && parsed["status"] == nil {
+            errors.insert((field: "status", rule: "is required unless isFavorite is given"), at: 0)
         }
         guard errors.isEmpty else {
             throw Problem.unprocessable("The change is not valid.", errors: errors)
         }
-        return value
+        try checkReason(reason)
+        return (favorite, status.map { StatusMove(to: $0, by: actor, reason: reason) })
     }
 
+    /// 422 for a reason that is wrong whatever the order, before the order is looked at: too
+    /// long once trimmed, or holding a control, bidi or line-separator character anywhere (even
+    /// where trimming would drop it: a reason is one line as sent).
+    static func checkReason(_ reason: String?) throws(Problem) {
+        guard let reason else { return }
+        let refusal =
+            reason.unicodeScalars.contains(where: TextSafety.mustEscape)
+            ? .reasonUnsafe : StatusMove(to: .cancelled, by: .staff, reason: reason).reasonRefusal
+        if let refusal {
+            throw Problem.unprocessable(
+                "The change is not valid.", errors: [(field: "reason", rule: refusal.description)])
+        }
+    }
 }

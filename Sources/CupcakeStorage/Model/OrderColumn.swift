@@ -7,6 +7,7 @@ import CupcakeDomain
 enum OrderColumn: Int, CaseIterable, Sendable {
     case id, type, quantity, specialRequestEnabled, extraFrosting, addSprinkles, name, streetAddress, city, zip
     case costCents, createdAtMilliseconds, nameKey, isFavorite, receiptHash
+    case status, statusChangedAtMilliseconds, version
 
     /// How a column's values are stored and bound.
     enum Kind: Sendable {
@@ -40,14 +41,18 @@ enum OrderColumn: Int, CaseIterable, Sendable {
         case .nameKey: "name_key"
         case .isFavorite: "is_favorite"
         case .receiptHash: "receipt_hash"
+        case .status: "status"
+        case .statusChangedAtMilliseconds: "status_changed_at_ms"
+        case .version: "version"
         }
     }
 
     var kind: Kind {
         switch self {
-        case .id, .type, .quantity, .costCents, .createdAtMilliseconds: .integer
+        case .id, .type, .quantity, .costCents, .createdAtMilliseconds, .statusChangedAtMilliseconds, .version:
+            .integer
         case .specialRequestEnabled, .extraFrosting, .addSprinkles, .isFavorite: .boolean
-        case .name, .streetAddress, .city, .zip, .nameKey: .text
+        case .name, .streetAddress, .city, .zip, .nameKey, .status: .text
         case .receiptHash: .bytes
         }
     }
@@ -55,10 +60,10 @@ enum OrderColumn: Int, CaseIterable, Sendable {
     /// PostgreSQL's array type for the column, for inserting a batch with `unnest`.
     var postgresArrayType: StaticString {
         switch self {
-        case .id, .createdAtMilliseconds: "bigint[]"
+        case .id, .createdAtMilliseconds, .statusChangedAtMilliseconds, .version: "bigint[]"
         case .type, .quantity, .costCents: "integer[]"
         case .specialRequestEnabled, .extraFrosting, .addSprinkles, .isFavorite: "boolean[]"
-        case .name, .streetAddress, .city, .zip, .nameKey: "text[]"
+        case .name, .streetAddress, .city, .zip, .nameKey, .status: "text[]"
         case .receiptHash: "bytea[]"
         }
     }
@@ -82,6 +87,9 @@ enum OrderColumn: Int, CaseIterable, Sendable {
         case .nameKey: .text(OrderQuery.nameKey(order.name))
         case .isFavorite: .boolean(stored.isFavorite)
         case .receiptHash: .bytes(stored.receiptHash)
+        case .status: .text(stored.status.wireName)
+        case .statusChangedAtMilliseconds: .integer(stored.statusChangedAtMilliseconds)
+        case .version: .integer(stored.version)
         }
     }
 
@@ -123,6 +131,12 @@ extension StoredOrder {
                 name: row.text(.name), streetAddress: row.text(.streetAddress), city: row.text(.city),
                 zip: row.text(.zip)),
             costCents: Int(row.integer(.costCents)), createdAtMilliseconds: row.integer(.createdAtMilliseconds),
-            isFavorite: row.boolean(.isFavorite), receiptHash: hash.isEmpty ? nil : hash)
+            isFavorite: row.boolean(.isFavorite), receiptHash: hash.isEmpty ? nil : hash,
+            // A status this build does not know (written by a newer one) reads as placed.
+            status: OrderStatus(wireName: row.text(.status)) ?? .placed,
+            // 0: an order from before statuses were kept, placed when it was created.
+            statusChangedAtMilliseconds: row.integer(.statusChangedAtMilliseconds) == 0
+                ? row.integer(.createdAtMilliseconds) : row.integer(.statusChangedAtMilliseconds),
+            version: row.integer(.version))
     }
 }

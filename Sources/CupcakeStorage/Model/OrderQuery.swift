@@ -1,3 +1,5 @@
+import CupcakeDomain
+
 /// A page of order history: filters, a sort and a window.
 public struct OrderQuery: Sendable, Equatable {
     /// The sort keys.
@@ -74,6 +76,8 @@ public struct OrderQuery: Sendable, Equatable {
     public var type: Int?
     /// Only favourites (`true`) or only the others (`false`).
     public var favorite: Bool?
+    /// Only orders in these statuses; by default every status but cancelled.
+    public var statuses: Set<OrderStatus>
     /// The order of the list.
     public var sort: Sort
     /// At most this many orders.
@@ -85,16 +89,27 @@ public struct OrderQuery: Sendable, Equatable {
 
     /// Creates a query.
     public init(
-        namePrefix: String? = nil, type: Int? = nil, favorite: Bool? = nil, sort: Sort = .newestFirst, limit: Int = 6,
+        namePrefix: String? = nil, type: Int? = nil, favorite: Bool? = nil,
+        statuses: Set<OrderStatus> = OrderQuery.defaultStatuses, sort: Sort = .newestFirst, limit: Int = 6,
         offset: Int = 0
     ) {
         self.namePrefix = namePrefix
         self.type = type
         self.favorite = favorite
+        self.statuses = statuses
         self.sort = sort
         self.limit = limit
         self.offset = offset
     }
+
+    /// Every status but cancelled: what a list shows unless asked otherwise.
+    public static let defaultStatuses = Set(OrderStatus.allCases).subtracting([.cancelled])
+
+    /// Whether the status filter leaves any status out.
+    var filtersStatus: Bool { statuses.count < OrderStatus.allCases.count }
+
+    /// The statuses filtered on, in their life's order (for SQL parameters and cursors).
+    var statusList: [OrderStatus] { OrderStatus.allCases.filter(statuses.contains) }
 
     /// The key a name is matched and sorted by: lower-cased with Unicode's full rules.
     public static func nameKey(_ name: String) -> String {

@@ -1,6 +1,7 @@
 import CupcakeDomain
 
-/// An order as the service keeps it: the normalized order, its id, price and time.
+/// An order as the service keeps it: the normalized order, its id, price and time, and where it
+/// is in its life (its status, since when, and a version that changes with every change).
 public struct StoredOrder: Sendable, Equatable {
     /// The id; placement order (a later order has a larger id).
     public var id: Int64
@@ -15,11 +16,22 @@ public struct StoredOrder: Sendable, Equatable {
     /// The SHA-256 of its receipt token, when it has one and it was read (``OrderStore/order(id:)``
     /// reads it; lists do not).
     public var receiptHash: [UInt8]?
+    /// Where it is in its life.
+    public var status: OrderStatus
+    /// When it reached that status, in milliseconds since 1970 UTC.
+    public var statusChangedAtMilliseconds: Int64
+    /// 1 when placed, one more with every change (its status or its favourite mark): what an
+    /// `ETag` names, so that a change made meanwhile is noticed.
+    public var version: Int64
+    /// Every status it has had, oldest first, when it was read (``OrderStore/order(id:)`` reads
+    /// it; lists do not).
+    public var history: [StatusChange]?
 
-    /// Creates a stored order.
+    /// Creates a stored order (a new one: placed, at version 1, unless told otherwise).
     public init(
         id: Int64, order: Order, costCents: Int, createdAtMilliseconds: Int64, isFavorite: Bool = false,
-        receiptHash: [UInt8]? = nil
+        receiptHash: [UInt8]? = nil, status: OrderStatus = .placed, statusChangedAtMilliseconds: Int64? = nil,
+        version: Int64 = 1, history: [StatusChange]? = nil
     ) {
         self.id = id
         self.order = order
@@ -27,6 +39,10 @@ public struct StoredOrder: Sendable, Equatable {
         self.createdAtMilliseconds = createdAtMilliseconds
         self.isFavorite = isFavorite
         self.receiptHash = receiptHash
+        self.status = status
+        self.statusChangedAtMilliseconds = statusChangedAtMilliseconds ?? createdAtMilliseconds
+        self.version = version
+        self.history = history
     }
 }
 

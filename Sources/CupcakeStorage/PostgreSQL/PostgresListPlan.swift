@@ -3,13 +3,13 @@ import CPostgres
 /// The SQL for one shape of list query on PostgreSQL, composed only from constant fragments.
 /// Every plan takes the same eight parameters, declared with their types when prepared, and uses
 /// those its filters need: $1 and $2 the name range, $3 the type, $4 or $5 the cursor's sort
-/// value and $6 its id, $7 the limit (one more than the page), $8 the offset.
+/// value and $6 its id, $7 the limit (one more than the page), $8 the offset, $9 the statuses.
 struct PostgresListPlan {
     let select: SQLText
     let count: SQLText
 
-    /// The parameters' types: text, text, integer, text, bigint, bigint, integer, integer.
-    static let types: [Oid] = [25, 25, 23, 25, 20, 20, 23, 23]
+    /// The parameters' types: text, text, integer, text, bigint, bigint, integer, integer, text[].
+    static let types: [Oid] = [25, 25, 23, 25, 20, 20, 23, 23, 1009]
 
     init(_ query: OrderQuery) {
         var filters = SQLText("WHERE true")
@@ -23,6 +23,7 @@ struct PostgresListPlan {
         case false?: filters += SQLText("AND NOT is_favorite")
         case nil: break
         }
+        if query.filtersStatus { filters += SQLText("AND status = ANY($9)") }
         let counted = filters
         if query.after != nil {
             switch (query.sort.key, query.sort.descending) {
@@ -59,7 +60,7 @@ struct PostgresListPlan {
         return "\u{10FFFF}\u{10FFFF}"  // every scalar was the last one: nothing is above, near enough
     }
 
-    /// The eight parameters for `query`.
+    /// The nine parameters for `query`.
     static func values(_ query: OrderQuery) -> [PostgresConnection.Value] {
         let prefix = query.namePrefix.map { OrderQuery.nameKey($0) }
         let high = prefix.map(upperBound)
@@ -75,6 +76,7 @@ struct PostgresListPlan {
             query.type.map { .integer(Int64($0)) } ?? .null, afterText, afterNumber,
             query.after.map { .integer($0.id) } ?? .null, .integer(Int64(query.limit + 1)),
             .integer(Int64(query.after == nil ? query.offset : 0)),
+            query.filtersStatus ? .text(PostgresArray.texts(query.statusList.map(\.wireName))) : .null,
         ]
     }
 }

@@ -12,6 +12,9 @@ import Foundation
 ///   instance's claim id and an expiry), so the same key sent to two instances at once makes one
 ///   order, and the answer is stored in the order's own transaction. A claim an instance never
 ///   finished (it died) expires after ``claimSeconds`` and may then be taken over.
+/// - A change of an order (its status, its favourite mark) locks its row, checks the move
+///   against the status it finds, and writes the row, its history event and the counts in one
+///   transaction.
 /// - Totals come from `order_counts`, kept in the same transactions, so a page costs the same
 ///   at 10 thousand or a million orders; a name prefix is counted in its index.
 /// - A connection that breaks is replaced by the pool; while the database is down every call
@@ -153,7 +156,10 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
             query.append(
                 SQLText(
                     """
-                    ) RETURNING 1
+                    ) RETURNING id, created_at_ms
+                    ), placed AS (
+                        INSERT INTO order_events (order_id, version, status, at_ms, actor)
+                        SELECT id, 1, 'placed', created_at_ms, 'customer' FROM added
                     ), answered AS (
                         UPDATE idempotency_keys AS k
                         SET status = u.status, body = u.body, order_id = u.order_id,
@@ -190,8 +196,10 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
             query.bind(.text(PostgresArray.integers(countKeys.map { counts[$0] ?? 0 })), as: "bigint[]")
             query.append(
                 SQLText(
-                    ") AS d(type, is_favorite, n) WHERE c.type = d.type AND c.is_favorite = d.is_favorite AND c.shard ="
-                ))
+                    """
+                    ) AS d(type, is_favorite, n)
+                        WHERE c.type = d.type AND c.is_favorite = d.is_favorite AND c.status = 'placed' AND c.shard =
+                    """))
             query.bind(.integer(Self.randomCountShard()), as: "integer")
             query.append(
                 SQLText(
@@ -227,52 +235,99 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
     /// concurrent transactions rarely wait for each other's row lock.
     private static func randomCountShard() -> Int64 { Int64.random(in: 0..<Int64(PostgresSchema.countShards)) }
 
-    public func setFavorite(id: Int64, _ isFavorite: Bool) throws(StorageError) -> StoredOrder? {
-        try pool.withConnection { connection throws(StorageError) in
-            // The condition is on the row itself, not on a snapshot of it: when two changes (or a
-            // change and a cancel) of one order meet, the second waits for the first's COMMIT and
-            // PostgreSQL checks `is_favorite <> $2` again against the row as it then is, so the
-            // counts move once per real change, and not at all for a row cancelled meanwhile.
-            try connection.query(
-                SQLText(
-                    """
-                    WITH changed AS (
-                        UPDATE orders SET is_favorite = $2 WHERE id = $1 AND is_favorite <> $2 RETURNING type
-                    ),
-                    moved AS (
-                        UPDATE order_counts AS c SET n = c.n + CASE WHEN c.is_favorite = $2 THEN 1 ELSE -1 END
-                        FROM changed WHERE c.type = changed.type AND c.shard = $3 RETURNING 1
-                    )
-                    SELECT (SELECT count(*) FROM changed), (SELECT count(*) FROM moved)
-                    """), [.integer(id), .boolean(isFavorite), .integer(Self.randomCountShard())])
+    public func change(id: Int64, _ change: OrderChange) throws(StorageError) -> OrderChangeOutcome {
+        try pool.withConnection { connection throws(StorageError) -> OrderChangeOutcome in
+            // The row is locked (FOR UPDATE) from its read to COMMIT: a second change of the
+            // same order waits, then reads the row as the first left it, so the move is checked
+            // against the status as it is and versions never repeat.
+            try connection.execute(SQLText("BEGIN"))
+            do throws(StorageError) {
+                let rows = try connection.query(Self.orderByID + SQLText("FOR UPDATE"), [.integer(id)])
+                guard !rows.rows.isEmpty else {
+                    try connection.execute(SQLText("ROLLBACK"))
+                    return .notFound
+                }
+                var order = StoredOrder(row: PostgresOrderRow(rows: rows, row: 0))
+                let plan = change.plan(status: order.status, favorite: order.isFavorite, version: order.version)
+                guard case .apply(let status, let favorite) = plan else {
+                    order.history = try Self.history(of: order, connection)
+                    try connection.execute(SQLText("ROLLBACK"))
+                    switch plan {
+                    case .versionMismatch: return .versionMismatch(order)
+                    case .refused(let refusal): return .refused(refusal, order)
+                    default: return .unchanged(order)
+                    }
+                }
+                let before = order
+                order.version += 1
+                order.isFavorite = favorite
+                let statusMoved = status != order.status
+                if statusMoved {
+                    order.status = status
+                    order.statusChangedAtMilliseconds = change.atMilliseconds
+                }
+                // One statement: the row, its event (when the status moved) and the counts.
+                try connection.query(
+                    SQLText(
+                        """
+                        WITH changed AS (
+                            UPDATE orders SET is_favorite = $2, status = $3, status_changed_at_ms = $4, version = $5
+                            WHERE id = $1 RETURNING 1
+                        ), logged AS (
+                            INSERT INTO order_events (order_id, version, status, at_ms, actor, reason)
+                            SELECT $1, $5, $3, $4, $6, $7 WHERE $8
+                        ), counted AS (
+                            UPDATE order_counts SET n = n + CASE WHEN is_favorite = $2 AND status = $3 THEN 1 ELSE -1 END
+                            WHERE type = $9 AND shard = $10
+                                AND ((is_favorite = $2 AND status = $3) OR (is_favorite = $11 AND status = $12))
+                        )
+                        SELECT count(*) FROM changed
+                        """),
+                    [
+                        .integer(id), .boolean(order.isFavorite), .text(order.status.wireName),
+                        .integer(order.statusChangedAtMilliseconds), .integer(order.version),
+                        .text(change.move?.actor.rawValue ?? OrderActor.staff.rawValue),
+                        change.move?.reason.map { .text($0) } ?? .null, .boolean(statusMoved),
+                        .integer(Int64(order.order.type)), .integer(Self.randomCountShard()),
+                        .boolean(before.isFavorite), .text(before.status.wireName),
+                    ])
+                order.history = try Self.history(of: order, connection)
+                // Through `query`, so a COMMIT the synchronous standby did not confirm is an
+                // unknown outcome (503), not a change reported as made.
+                try connection.query(SQLText("COMMIT"))
+                return .changed(order)
+            } catch {
+                try? connection.execute(SQLText("ROLLBACK"))
+                throw error
+            }
         }
-        return try order(id: id)
     }
 
-    public func delete(id: Int64) throws(StorageError) -> Bool {
-        try pool.withConnection { connection throws(StorageError) -> Bool in
-            let rows = try connection.query(
-                SQLText(
-                    """
-                    WITH gone AS (DELETE FROM orders WHERE id = $1 RETURNING type, is_favorite),
-                    counted AS (
-                        UPDATE order_counts AS c SET n = c.n - 1 FROM gone
-                        WHERE c.type = gone.type AND c.is_favorite = gone.is_favorite AND c.shard = $2
-                        RETURNING 1
-                    )
-                    SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM counted)
-                    """), [.integer(id), .integer(Self.randomCountShard())])
-            return rows.integer(0, 0) > 0
+    /// The order's history, up to its version (see ``StatusHistory``).
+    private static func history(of order: StoredOrder, _ connection: PostgresConnection) throws(StorageError)
+        -> [StatusChange]
+    {
+        let rows = try connection.query(
+            SQLText("SELECT version, status, at_ms, actor, reason FROM order_events WHERE order_id = $1 ORDER BY id"),
+            [.integer(order.id)])
+        let events = (0..<rows.rows.count).compactMap { row -> (version: Int64, change: StatusChange)? in
+            StatusHistory.change(
+                status: rows.text(row, 1), atMilliseconds: rows.integer(row, 2), actor: rows.text(row, 3),
+                reason: rows.rows[row][4]
+            ).map { (rows.integer(row, 0), $0) }
         }
+        return StatusHistory.history(of: order, events: events)
     }
 
     // MARK: - Reading
 
-    public func order(id: Int64) throws(StorageError) -> StoredOrder? {
+    public func order(id: Int64, history: Bool) throws(StorageError) -> StoredOrder? {
         try pool.withConnection { connection throws(StorageError) -> StoredOrder? in
             let rows = try connection.query(Self.orderByID, [.integer(id)])
             guard !rows.rows.isEmpty else { return nil }
-            return StoredOrder(row: PostgresOrderRow(rows: rows, row: 0))
+            var order = StoredOrder(row: PostgresOrderRow(rows: rows, row: 0))
+            if history { order.history = try Self.history(of: order, connection) }
+            return order
         }
     }
 
@@ -302,8 +357,12 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
                     """
                     SELECT coalesce(sum(n), 0) FROM order_counts
                     WHERE ($1::integer IS NULL OR type = $1) AND ($2::boolean IS NULL OR is_favorite = $2)
+                        AND status = ANY($3::text[])
                     """),
-                [query.type.map { .integer(Int64($0)) } ?? .null, query.favorite.map { .boolean($0) } ?? .null])
+                [
+                    query.type.map { .integer(Int64($0)) } ?? .null, query.favorite.map { .boolean($0) } ?? .null,
+                    .text(PostgresArray.texts(query.statusList.map(\.wireName))),
+                ])
             return Int(rows.integer(0, 0))
         }
         return Int(try connection.query(plan.count, values, types: PostgresListPlan.types).integer(0, 0))
@@ -321,7 +380,10 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
 
     public func orderCount() throws(StorageError) -> Int {
         try pool.withConnection { connection throws(StorageError) -> Int in
-            Int(try connection.query(SQLText("SELECT coalesce(sum(n), 0) FROM order_counts")).integer(0, 0))
+            Int(
+                try connection.query(
+                    SQLText("SELECT coalesce(sum(n), 0) FROM order_counts WHERE status <> 'cancelled'")
+                ).integer(0, 0))
         }
     }
 

@@ -91,9 +91,44 @@ enum PostgresSchema {
                 END
                 $$
                 """)),
+        // Each order's status, since when, and a version that moves with every change; the log
+        // of status changes, written in each change's transaction (its `tx`, the writing
+        // transaction's id, orders the log across instances: ids from the sequence are handed
+        // out before commit, so a smaller id may commit later); counts per status too. Orders
+        // from before are placed, at version 1, since they were created (0 reads as that).
+        Migration(
+            name: "order status and its history",
+            sql: SQLText(
+                """
+                ALTER TABLE orders ADD COLUMN status TEXT NOT NULL DEFAULT 'placed',
+                    ADD COLUMN status_changed_at_ms BIGINT NOT NULL DEFAULT 0,
+                    ADD COLUMN version BIGINT NOT NULL DEFAULT 1;
+                CREATE INDEX orders_by_status ON orders (status, id);
+                DROP INDEX orders_by_name;
+                CREATE INDEX orders_by_name ON orders (name_key, id) INCLUDE (status);
+                CREATE TABLE order_events (
+                    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    order_id BIGINT NOT NULL,
+                    version BIGINT NOT NULL,
+                    status TEXT NOT NULL,
+                    at_ms BIGINT NOT NULL,
+                    actor TEXT NOT NULL,
+                    reason TEXT,
+                    tx xid8 NOT NULL DEFAULT pg_current_xact_id()
+                );
+                CREATE INDEX order_events_by_order ON order_events (order_id, id);
+                CREATE INDEX order_events_by_tx ON order_events (tx, id);
+                ALTER TABLE order_counts ADD COLUMN status TEXT NOT NULL DEFAULT 'placed';
+                ALTER TABLE order_counts DROP CONSTRAINT order_counts_pkey;
+                ALTER TABLE order_counts ADD PRIMARY KEY (type, is_favorite, status, shard);
+                INSERT INTO order_counts (type, is_favorite, status, shard, n)
+                    SELECT t, f, s, sh, 0 FROM generate_series(0, 3) AS t, (VALUES (false), (true)) AS v(f),
+                        unnest(ARRAY['baking', 'out_for_delivery', 'delivered', 'cancelled']) AS s,
+                        generate_series(0, 15) AS sh
+                """)),
     ]
 
-    /// How many rows hold each (type, favourite) count: shards 0 to 15.
+    /// How many rows hold each (type, favourite, status) count: shards 0 to 15.
     static let countShards = 16
 
     /// Brings the database's schema up to ``migrations``.

@@ -324,6 +324,11 @@ final class SQLiteStatement {
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
+    /// The column as text, nil when it is NULL.
+    func optionalString(_ column: Int32) -> String? {
+        sqlite3_column_type(raw, column) == SQLITE_NULL ? nil : string(column)
+    }
+
     func bytes(_ column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(raw, column))
         guard count > 0, let blob = sqlite3_column_blob(raw, column) else { return [] }

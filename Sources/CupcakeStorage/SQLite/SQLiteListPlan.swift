@@ -8,7 +8,10 @@ struct SQLiteListPlan {
     ///   walk the sort's index and filter (cheap when many names match) instead of taking the
     ///   name range and sorting it (cheap when few do). ``SQLiteOrderStore`` decides from the
     ///   match count.
-    init(_ query: OrderQuery, walkSortIndex: Bool = false) {
+    /// - Parameter rangeOfStatuses: for a time-sorted query filtered by status alone, take the
+    ///   statuses' ranges of the status index and sort them (cheap when few orders match)
+    ///   instead of walking every order by time.
+    init(_ query: OrderQuery, walkSortIndex: Bool = false, rangeOfStatuses: Bool = false) {
         var filters = SQLText("WHERE 1 = 1")
         if query.namePrefix != nil {
             filters += SQLText("AND name_key >= :prefix_low AND name_key < :prefix_high")
@@ -22,6 +25,10 @@ struct SQLiteListPlan {
         case true?: filters += SQLText("AND is_favorite = 1")
         case false?: filters += SQLText("AND is_favorite = 0")
         case nil: break
+        }
+        if query.filtersStatus {
+            // One parameter per status; those not filtered on stay NULL, which matches nothing.
+            filters += SQLText("AND status IN (:status_0, :status_1, :status_2, :status_3, :status_4)")
         }
         // Keyset paging: just after the position, in the sort's direction, on the same index
         // the sort walks (a row-value range, which SQLite seeks to).
@@ -43,7 +50,9 @@ struct SQLiteListPlan {
         // decreases along them (SQLiteOrderStore keeps it so).
         let byTime = query.sort.key == .createdAt
         let source: SQLText
-        if query.namePrefix != nil && !walkSortIndex {
+        if rangeOfStatuses {
+            source = SQLText("FROM orders INDEXED BY orders_by_status")
+        } else if query.namePrefix != nil && !walkSortIndex {
             source = SQLText("FROM orders INDEXED BY orders_by_name")
         } else if query.namePrefix != nil && byTime {
             source = SQLText("FROM orders NOT INDEXED")
@@ -83,6 +92,11 @@ struct SQLiteListPlan {
         }
         if let type = query.type {
             statement.bind(statement.parameter(":type"), type)
+        }
+        if query.filtersStatus {
+            for (index, status) in query.statusList.enumerated() {
+                statement.bind(statement.parameter(":status_\(index)"), status.wireName)
+            }
         }
         if let after = query.after {
             statement.bind(statement.parameter(":after_id"), after.id)

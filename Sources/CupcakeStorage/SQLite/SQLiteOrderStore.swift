@@ -138,7 +138,20 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
                 if let claim = item.idempotency {
                     try Self.insertKey(claim, for: record, connection)
                 }
-                added.add(type: record.order.type, favorite: record.isFavorite, 1)
+                added.add(type: record.order.type, favorite: record.isFavorite, status: .placed, 1)
+            }
+            // Each order's placement, the first event of its history, from the rows just written.
+            if let first = stored.first, let last = stored.last {
+                try connection.withStatement(
+                    """
+                    INSERT OR ROLLBACK INTO order_events (order_id, version, status, at_ms, actor)
+                    SELECT id, 1, 'placed', created_at_ms, 'customer' FROM orders WHERE id BETWEEN ? AND ?
+                    """
+                ) { events throws(StorageError) in
+                    events.bind(1, first.id)
+                    events.bind(2, last.id)
+                    try events.step()
+                }
             }
             return stored
         }
@@ -204,21 +217,48 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
         }
     }
 
-    public func order(id: Int64) throws(StorageError) -> StoredOrder? {
+    public func order(id: Int64, history: Bool) throws(StorageError) -> StoredOrder? {
         try withReader { connection throws(StorageError) in
-            try connection.withStatement(Self.orderByID) { query throws(StorageError) in
-                query.bind(1, id)
-                guard try query.step() else { return nil }
-                return StoredOrder(row: SQLiteOrderRow(statement: query))
+            guard var order = try Self.order(id: id, connection) else { return nil }
+            if history { order.history = try Self.history(of: order, connection) }
+            return order
+        }
+    }
+
+    private static func order(id: Int64, _ connection: SQLiteConnection) throws(StorageError) -> StoredOrder? {
+        try connection.withStatement(orderByID) { query throws(StorageError) in
+            query.bind(1, id)
+            guard try query.step() else { return nil }
+            return StoredOrder(row: SQLiteOrderRow(statement: query))
+        }
+    }
+
+    /// The order's history, up to its version (see ``StatusHistory``).
+    private static func history(of order: StoredOrder, _ connection: SQLiteConnection) throws(StorageError)
+        -> [StatusChange]
+    {
+        var events: [(version: Int64, change: StatusChange)] = []
+        try connection.withStatement(
+            "SELECT version, status, at_ms, actor, reason FROM order_events WHERE order_id = ? ORDER BY id"
+        ) { query throws(StorageError) in
+            query.bind(1, order.id)
+            while try query.step() {
+                guard
+                    let change = StatusHistory.change(
+                        status: query.string(1), atMilliseconds: query.int64(2), actor: query.string(3),
+                        reason: query.optionalString(4))
+                else { continue }
+                events.append((query.int64(0), change))
             }
         }
+        return StatusHistory.history(of: order, events: events)
     }
 
     private static let orderByID = SQLText("SELECT") + OrderColumn.selectList + SQLText("FROM orders WHERE id = ?")
 
     public func orderCount() throws(StorageError) -> Int {
         try database.checkOpen()
-        return countsLock.withLock { counts.total() }
+        return countsLock.withLock { counts.total(statuses: OrderQuery.defaultStatuses) }
     }
 
     public func list(_ query: OrderQuery) throws(StorageError) -> OrderPage {
@@ -241,7 +281,9 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
     /// How many orders match: from memory without a name filter, else counted in the name index.
     private func total(_ query: OrderQuery, _ connection: SQLiteConnection) throws(StorageError) -> Int {
         guard query.namePrefix != nil else {
-            return countsLock.withLock { counts.total(type: query.type, favorite: query.favorite) }
+            return countsLock.withLock {
+                counts.total(type: query.type, favorite: query.favorite, statuses: query.statuses)
+            }
         }
         let counted = SQLiteListPlan(query)
         return try connection.withStatement(counted.count) { count throws(StorageError) in
@@ -255,8 +297,18 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
     /// reads about `(offset + limit) × n / m` rows of the `n` in all. Few matches (a customer's
     /// name) favour the range; many (one letter) favour the walk.
     private func planned(_ query: OrderQuery, matches: Int) -> SQLiteListPlan {
-        guard query.namePrefix != nil, query.sort.key != .name, matches > 0 else { return SQLiteListPlan(query) }
         let all = countsLock.withLock { counts.total() }
+        if query.namePrefix == nil, query.type == nil, query.favorite == nil, query.filtersStatus,
+            query.sort.key == .createdAt
+        {
+            // A few statuses among many orders (the kitchen's open orders among years of
+            // delivered ones): take their ranges of the status index and sort them, rather than
+            // walk every order by time; the matches are counted in memory.
+            let window = Double(query.offset + query.limit)
+            let walk = matches == 0 ? Double.infinity : window * Double(all) / Double(matches)
+            return SQLiteListPlan(query, rangeOfStatuses: Double(matches) < walk)
+        }
+        guard query.namePrefix != nil, query.sort.key != .name, matches > 0 else { return SQLiteListPlan(query) }
         let window = Double(query.offset + query.limit)
         return SQLiteListPlan(query, walkSortIndex: window * Double(all) / Double(matches) < Double(matches))
     }
@@ -276,66 +328,66 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
         }
     }
 
-    public func setFavorite(id: Int64, _ isFavorite: Bool) throws(StorageError) -> StoredOrder? {
-        // (exists, the type of the order whose mark changed)
-        let (exists, changedType) = try withWriter { connection throws(StorageError) -> (Bool, Int?) in
-            try connection.transaction { () throws(StorageError) -> (Bool, Int?) in
-                let type = try connection.withStatement(
-                    "UPDATE orders SET is_favorite = ? WHERE id = ? AND is_favorite <> ? RETURNING type"
-                ) { update throws(StorageError) -> Int? in
-                    update.bind(1, isFavorite)
-                    update.bind(2, id)
-                    update.bind(3, isFavorite)
-                    guard try update.step() else { return nil }
-                    let type = update.int(0)
-                    while try update.step() {}
-                    return type
-                }
-                if let type { return (true, type) }
-                let exists = try connection.withStatement("SELECT 1 FROM orders WHERE id = ?") {
-                    query throws(StorageError) in
-                    query.bind(1, id)
-                    return try query.step()
-                }
-                return (exists, nil)
-            }
-        }
-        if let type = changedType {
-            countsLock.withLock {
-                counts.add(type: type, favorite: !isFavorite, -1)
-                counts.add(type: type, favorite: isFavorite, 1)
-            }
-        }
-        return exists ? try order(id: id) : nil
-    }
-
-    public func delete(id: Int64) throws(StorageError) -> Bool {
-        let removed = try withWriter { connection throws(StorageError) -> (Int, Bool)? in
-            try connection.transaction { () throws(StorageError) -> (Int, Bool)? in
-                let row = try connection.withStatement(
-                    "DELETE FROM orders WHERE id = ? RETURNING type, is_favorite"
-                ) { delete throws(StorageError) -> (Int, Bool)? in
-                    delete.bind(1, id)
-                    guard try delete.step() else { return nil }
-                    let row = (delete.int(0), delete.bool(1))
-                    while try delete.step() {}
-                    return row
-                }
-                if row != nil, id >= lastID {
-                    // The newest order: remember its id, which the table no longer shows.
-                    try connection.withStatement(
-                        "INSERT OR REPLACE INTO order_id_floor (single, last_id) VALUES (1, ?)"
-                    ) { floor throws(StorageError) in
-                        floor.bind(1, id)
-                        try floor.step()
+    public func change(id: Int64, _ change: OrderChange) throws(StorageError) -> OrderChangeOutcome {
+        // (the outcome, the counts' move: the type and the (favourite, status) before and after)
+        typealias CountMove = (type: Int, from: (Bool, OrderStatus), to: (Bool, OrderStatus))
+        let (outcome, moved) = try withWriter { connection throws(StorageError) -> (OrderChangeOutcome, CountMove?) in
+            try connection.transaction { () throws(StorageError) -> (OrderChangeOutcome, CountMove?) in
+                guard var order = try Self.order(id: id, connection) else { return (.notFound, nil) }
+                let plan = change.plan(status: order.status, favorite: order.isFavorite, version: order.version)
+                guard case .apply(let status, let favorite) = plan else {
+                    order.history = try Self.history(of: order, connection)
+                    switch plan {
+                    case .versionMismatch: return (.versionMismatch(order), nil)
+                    case .refused(let refusal): return (.refused(refusal, order), nil)
+                    default: return (.unchanged(order), nil)
                     }
                 }
-                return row
+                let before = (order.isFavorite, order.status)
+                let statusMoved = status != order.status
+                order.version += 1
+                order.isFavorite = favorite
+                if statusMoved {
+                    order.status = status
+                    order.statusChangedAtMilliseconds = change.atMilliseconds
+                }
+                try connection.withStatement(
+                    """
+                    UPDATE orders SET is_favorite = ?, status = ?, status_changed_at_ms = ?, version = ?
+                    WHERE id = ?
+                    """
+                ) { update throws(StorageError) in
+                    update.bind(1, order.isFavorite)
+                    update.bind(2, order.status.wireName)
+                    update.bind(3, order.statusChangedAtMilliseconds)
+                    update.bind(4, order.version)
+                    update.bind(5, order.id)
+                    try update.step()
+                }
+                if statusMoved, let move = change.move {
+                    try connection.withStatement(
+                        "INSERT INTO order_events (order_id, version, status, at_ms, actor, reason) VALUES (?, ?, ?, ?, ?, ?)"
+                    ) { event throws(StorageError) in
+                        event.bind(1, order.id)
+                        event.bind(2, order.version)
+                        event.bind(3, status.wireName)
+                        event.bind(4, change.atMilliseconds)
+                        event.bind(5, move.actor.rawValue)
+                        if let reason = move.reason { event.bind(6, reason) }
+                        try event.step()
+                    }
+                }
+                order.history = try Self.history(of: order, connection)
+                return (.changed(order), (order.order.type, before, (order.isFavorite, order.status)))
             }
         }
-        guard let (type, favorite) = removed else { return false }
-        countsLock.withLock { counts.add(type: type, favorite: favorite, -1) }
-        return true
+        if let moved {
+            countsLock.withLock {
+                counts.add(type: moved.type, favorite: moved.from.0, status: moved.from.1, -1)
+                counts.add(type: moved.type, favorite: moved.to.0, status: moved.to.1, 1)
+            }
+        }
+        return outcome
     }
 
     /// Loads many orders fast, for benchmarks and imports: one transaction per `batchSize`,

@@ -82,5 +82,31 @@ enum SQLiteSchema {
                 ALTER TABLE orders ADD COLUMN receipt_hash BLOB;
                 PRAGMA user_version = 4;
                 """),
+        // 5: each order's status, since when, and a version that moves with every change; and
+        // the log of status changes, one row per change, written in the change's transaction.
+        // Orders from before are placed, at version 1, since they were created (0 reads as
+        // that); cancelling used to delete an order, so none is found cancelled. Event ids are
+        // never reused (rows are never deleted), so they are the log's order. The name index
+        // carries the status, so a name filter is still counted in the index alone.
+        Migration(
+            sql: """
+                ALTER TABLE orders ADD COLUMN status TEXT NOT NULL DEFAULT 'placed';
+                ALTER TABLE orders ADD COLUMN status_changed_at_ms INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE orders ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+                CREATE INDEX orders_by_status ON orders (status, id);
+                DROP INDEX orders_by_name;
+                CREATE INDEX orders_by_name ON orders (name_key, id, status);
+                CREATE TABLE order_events (
+                    id INTEGER PRIMARY KEY,
+                    order_id INTEGER NOT NULL,
+                    version INTEGER NOT NULL,
+                    status TEXT NOT NULL,
+                    at_ms INTEGER NOT NULL,
+                    actor TEXT NOT NULL,
+                    reason TEXT
+                );
+                CREATE INDEX order_events_by_order ON order_events (order_id, id);
+                PRAGMA user_version = 5;
+                """),
     ]
 }

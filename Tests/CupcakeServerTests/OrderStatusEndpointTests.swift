@@ -228,3 +228,31 @@ import Testing
         }
     }
 }
+
+extension OrderStatusEndpointTests {
+    /// /metrics counts orders by status (from the database) and how long orders stayed in the
+    /// status they left; promtool accepts it.
+    @Test(arguments: Engine.allCases)
+    func metricsCountOrdersByStatusAndTheTimeInEach(engine: Engine) throws {
+        let server = try Self.server(engine)
+        let ids = try (0..<3).map { _ in try Self.place(server).id }
+        #expect(try Self.patch(server, ids[0], #"{"status":"baking"}"#).status == 200)
+        #expect(try Self.patch(server, ids[1], #"{"status":"baking"}"#).status == 200)
+        #expect(try Self.patch(server, ids[1], #"{"status":"out_for_delivery"}"#).status == 200)
+        #expect(
+            try RawHTTP.request(
+                port: server.port, method: "DELETE", path: "/api/cupcakes/\(ids[2])", headers: Self.staff
+            ).status == 204)
+        let response = try RawHTTP.request(port: server.port, method: "GET", path: "/metrics", headers: Self.staff)
+        let text = String(decoding: response.body, as: UTF8.self)
+        let check = try MetricsTests.promtool(text)
+        #expect(check.status == 0, "promtool: \(check.stdout) \(check.stderr)")
+        let samples = MetricsTests.samples(text)
+        #expect(samples[#"cupcake_orders{status="placed"}"#] == 0)
+        #expect(samples[#"cupcake_orders{status="baking"}"#] == 1)
+        #expect(samples[#"cupcake_orders{status="out_for_delivery"}"#] == 1)
+        #expect(samples[#"cupcake_orders{status="cancelled"}"#] == 1)
+        #expect(samples[#"cupcake_order_status_seconds_count{status="placed"}"#] == 3)
+        #expect(samples[#"cupcake_order_status_seconds_count{status="baking"}"#] == 1)
+    }
+}

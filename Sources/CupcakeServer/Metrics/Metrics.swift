@@ -19,6 +19,8 @@ public final class Metrics: @unchecked Sendable {
     private var storageErrors: [String: Int] = [:]
     private var connectionsOpen = 0
     private var connectionsRefused = 0
+    /// How long orders stayed in a status before a move through this instance, by that status.
+    private var statusDurations: [String: Histogram] = [:]
 
     private struct RequestKey: Hashable {
         var method: String
@@ -47,6 +49,8 @@ public final class Metrics: @unchecked Sendable {
 
     static let durationBounds = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
     static let batchBounds: [Double] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+    /// A minute to a day, in seconds.
+    static let statusBounds: [Double] = [60, 300, 600, 900, 1800, 3600, 7200, 14400, 43200, 86400]
 
     /// The methods counted by name; any other is "other".
     private static let methods: Set<String> = ["GET", "HEAD", "POST", "PATCH", "DELETE", "OPTIONS"]
@@ -83,8 +87,15 @@ public final class Metrics: @unchecked Sendable {
     func connectionClosed() { lock.withLock { connectionsOpen -= 1 } }
     func connectionRefused() { lock.withLock { connectionsRefused += 1 } }
 
-    /// The exposition.
-    public var text: String {
+    /// Counts a status move: the order had been `status` for `seconds`.
+    func left(status: String, after seconds: Double) {
+        lock.withLock {
+            statusDurations[status, default: Histogram(bounds: Self.statusBounds)].observe(max(0, seconds))
+        }
+    }
+
+    /// The exposition, with the orders by status (`orders`, from the database) when given.
+    public func text(ordersByStatus orders: [(status: String, count: Int)] = []) -> String {
         lock.withLock {
             var out = ""
             out += "# HELP cupcake_http_requests_total HTTP requests answered in full, by method, route and status.\n"
@@ -133,6 +144,18 @@ public final class Metrics: @unchecked Sendable {
                 "# HELP cupcake_http_connections_refused_total Connections closed at once at the per-address limit.\n"
             out += "# TYPE cupcake_http_connections_refused_total counter\n"
             out += "cupcake_http_connections_refused_total \(connectionsRefused)\n"
+            if !orders.isEmpty {
+                out += "# HELP cupcake_orders Orders in the database, by status.\n"
+                out += "# TYPE cupcake_orders gauge\n"
+                for (status, count) in orders { out += "cupcake_orders{status=\"\(status)\"} \(count)\n" }
+            }
+            out +=
+                "# HELP cupcake_order_status_seconds How long orders stayed in a status before a move through this "
+                + "instance, by that status.\n"
+            out += "# TYPE cupcake_order_status_seconds histogram\n"
+            for (status, histogram) in statusDurations.sorted(by: { $0.key < $1.key }) {
+                out += Self.lines("cupcake_order_status_seconds", histogram, labels: "status=\"\(status)\"")
+            }
             return out
         }
     }

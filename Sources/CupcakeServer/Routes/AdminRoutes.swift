@@ -7,10 +7,17 @@ extension OrderAPI {
     // MARK: - GET /metrics
 
     func metricsText(respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        // Orders by status from the store's totals (kept counts, not a scan); left out when the
+        // database cannot be read now, so /metrics still answers.
+        let orders = OrderStatus.allCases.compactMap { status -> (status: String, count: Int)? in
+            guard let total = try? store.list(OrderQuery(statuses: [status], limit: 1)).total else { return nil }
+            return (status.wireName, total)
+        }
         respond(
             HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                body: Array(metrics.text.utf8)))
+                body: Array(metrics.text(ordersByStatus: orders.count == OrderStatus.allCases.count ? orders : []).utf8)
+            ))
     }
 
     // MARK: - GET /api/backup

@@ -26,7 +26,9 @@ extension OrderAPI {
             let (favorite, move) = try Self.decodeChange(request.body, actor: actor)
             let change = OrderChange(
                 favorite: favorite, move: move, expectedVersions: try Self.ifMatch(request), atMilliseconds: now())
-            let stored = try Self.changed(try store.change(id: id, change), actor: actor, notFound: notFound)
+            let outcome = try store.change(id: id, change)
+            countMove(outcome)
+            let stored = try Self.changed(outcome, actor: actor, notFound: notFound)
             respond(.json(200, stored.dataJSON, headers: [("ETag", stored.entityTag)]))
         case "DELETE":
             // Cancelling: the order stays, cancelled. Cancelling a cancelled order again is done.
@@ -34,6 +36,7 @@ extension OrderAPI {
             let move = StatusMove(to: .cancelled, by: actor, reason: request.query["reason"])
             let change = OrderChange(move: move, expectedVersions: try Self.ifMatch(request), atMilliseconds: now())
             let outcome = try store.change(id: id, change)
+            countMove(outcome)
             if case .refused(.final(.cancelled), let stored) = outcome {
                 respond(HTTPResponse(status: 204, headers: [("ETag", stored.entityTag)]))
                 return
@@ -50,6 +53,19 @@ extension OrderAPI {
             }
             respond(.json(200, stored.dataJSON, headers: [("ETag", stored.entityTag)]))
         }
+    }
+
+    /// Counts a status move in /metrics: how long the order stayed in the status it left.
+    func countMove(_ outcome: OrderChangeOutcome) {
+        guard case .changed(let stored) = outcome, let history = stored.history, history.count >= 2,
+            history[history.count - 1].status == stored.status,
+            history[history.count - 1].atMilliseconds == stored.statusChangedAtMilliseconds,
+            history[history.count - 2].status != stored.status
+        else { return }
+        let left = history[history.count - 2]
+        metrics.left(
+            status: left.status.wireName,
+            after: Double(stored.statusChangedAtMilliseconds - left.atMilliseconds) / 1000)
     }
 
     /// The order a change left, or the problem it met: 404, 412 (changed meanwhile), 409 (a

@@ -299,11 +299,11 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
     private func planned(_ query: OrderQuery, matches: Int) -> SQLiteListPlan {
         let all = countsLock.withLock { counts.total() }
         if query.namePrefix == nil, query.type == nil, query.favorite == nil, query.filtersStatus,
-            query.sort.key == .createdAt
+            !query.statuses.contains(.placed), query.sort.key == .createdAt
         {
-            // A few statuses among many orders (the kitchen's open orders among years of
-            // delivered ones): take their ranges of the status index and sort them, rather than
-            // walk every order by time; the matches are counted in memory.
+            // A few statuses among many orders (the orders in the oven among years of delivered
+            // ones): take their ranges of the status index (which leaves placed orders out) and
+            // sort them, rather than walk every order by time; the matches are counted in memory.
             let window = Double(query.offset + query.limit)
             let walk = matches == 0 ? Double.infinity : window * Double(all) / Double(matches)
             return SQLiteListPlan(query, rangeOfStatuses: Double(matches) < walk)

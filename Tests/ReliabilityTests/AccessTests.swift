@@ -177,6 +177,7 @@ import Testing
         #expect(allowed.status == 204)
         #expect(allowed.headers["access-control-allow-origin"] == "https://shop.example")
         #expect(allowed.headers["access-control-allow-headers"]?.contains("Idempotency-Key") == true)
+        #expect(allowed.headers["access-control-allow-headers"]?.contains("If-Match") == true)
         #expect(allowed.headers["access-control-allow-methods"]?.contains("PATCH") == true)
         for origin in ["https://evil.example", "http://shop.example", "https://shop.example.evil.example"] {
             let refused = try preflight(origin, "POST")
@@ -193,6 +194,7 @@ import Testing
         #expect(posted.status == 201)
         #expect(posted.headers["access-control-allow-origin"] == "https://shop.example")
         #expect(posted.headers["access-control-expose-headers"]?.contains("Location") == true)
+        #expect(posted.headers["access-control-expose-headers"]?.contains("ETag") == true)
         let other = try RawHTTP.postOrder(
             port: server.port, json: HostileCorpus.valid,
             headers: ["x-api-key": Self.appKey, "Origin": "https://evil.example"])

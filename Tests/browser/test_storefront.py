@@ -13,6 +13,7 @@ import unittest
 import urllib.error
 import urllib.request
 
+from axe_selenium_python import Axe
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
@@ -406,6 +407,19 @@ class OrdersScreenTests(StorefrontTest):
         return self.driver.execute_script(
             "return [...document.querySelectorAll('#orders-table tbody tr')].map(r => r.cells[2].textContent)")
 
+    def test_each_order_shows_its_status_and_only_a_placed_one_is_cancelled_here(self):
+        self.place("Ann Lee", 0, 3)
+        self.place("Bob Stone", 1, 4)
+        self.assertEqual(self.server.api("PATCH", "/api/cupcakes/1", {"status": "baking"})[0], 200)
+        self.open("#orders")
+        self.wait(lambda: len(self.rows()) == 2, "two orders listed")
+        statuses = self.driver.execute_script(
+            "return [...document.querySelectorAll('#orders-table tbody tr')].map(r => r.cells[6].textContent)")
+        self.assertEqual(statuses, ["Placed", "Baking"])
+        self.button("Cancel order 2")
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "button[aria-label='Cancel order 1']"), [],
+                         "a started order is not cancelled from the list (it needs a reason)")
+
     def test_an_empty_list_says_so(self):
         self.open("#orders")
         self.wait(lambda: self.text_of("orders-status") == "No orders yet.", "the empty list says so")
@@ -554,6 +568,55 @@ class ScreenshotTests(StorefrontTest):
         for path in saved:
             self.assertGreater(os.path.getsize(path), 5000, path)
         print(f"\nSCREENSHOTS {len(saved)} in {SCREENSHOTS}")
+
+
+class AccessibilityTests(StorefrontTest):
+    """axe-core (a tool we did not write, shipped by PyPI's axe-selenium-python) on every screen
+    and dialog, at phone and desktop width: no violation of any impact."""
+
+    def violations(self, where):
+        axe = Axe(self.driver)
+        axe.inject()
+        results = axe.run()
+        return [f"{where}: {v['id']} ({v['impact']}) on "
+                + ", ".join(" ".join(node["target"]) for node in v["nodes"][:4]) for v in results["violations"]]
+
+    def test_axe_finds_no_violation_on_any_screen(self):
+        self.driver.set_script_timeout(WAIT * 3)
+        self.server.api("POST", "/api/cupcakes", {"type": 2, "quantity": 5, "specialRequestEnabled": True,
+                                                  "extraFrosting": True, "name": "Taylor Swift",
+                                                  "streetAddress": "1 Main St", "city": "Nashville", "zip": "37201"})
+        found = []
+        for width_name, (width, height) in (("phone", PHONE), ("desktop", DESKTOP)):
+            self.driver.set_window_size(width, height)
+            self.open()
+            self.choose_order("Chocolate", 5, frosting=True)
+            self.wait(lambda: self.text_of("order-total") == "Your total is $16.00", "quoted")
+            found += self.violations(f"order ({width_name})")
+            self.button("Delivery details").click()
+            self.fill_address()
+            self.wait(lambda: self.button("Check out").is_enabled(), "Check out enabled")
+            found += self.violations(f"delivery ({width_name})")
+            self.button("Check out").click()
+            self.wait(lambda: self.text_of("checkout-total") == "Your total is $16.00", "the checkout total")
+            found += self.violations(f"checkout ({width_name})")
+            self.button("Place Order").click()
+            self.dialog()
+            found += self.violations(f"thank-you dialog ({width_name})")
+            self.button("OK").click()
+            self.open("#orders")
+            self.wait(lambda: len(self.driver.find_elements(By.CSS_SELECTOR, "#orders-table tbody tr")) >= 2,
+                      "orders listed")
+            found += self.violations(f"orders ({width_name})")
+            self.button("Cancel order 1").click()
+            self.dialog()
+            found += self.violations(f"cancel dialog ({width_name})")
+            self.button("Keep it").click()
+            self.button("Key").click()
+            self.dialog()
+            found += self.violations(f"key dialog ({width_name})")
+            self.driver.execute_script("sessionStorage.clear(); localStorage.clear();")
+        self.assertEqual(found, [], "\n".join(found))
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ extension OrderAPI {
     static let corsMethods = ["GET", "HEAD", "POST", "PATCH", "DELETE", "PUT"].filter { name in
         Route.table.contains { $0.isAPI && $0.allowed.contains(name) }
     }.joined(separator: ", ")
-    static let corsRequestHeaders = "Content-Type, x-api-key, Idempotency-Key, Order-Token"
+    static let corsRequestHeaders = "Content-Type, x-api-key, Idempotency-Key, Order-Token, If-Match, If-None-Match"
     /// The response headers such a page may read.
-    static let corsExposedHeaders = "Location, Request-Id, Retry-After, Idempotent-Replayed"
+    static let corsExposedHeaders = "Location, Request-Id, Retry-After, Idempotent-Replayed, ETag"
 
     /// `respond`, adding to every answer `X-Content-Type-Options: nosniff` (a browser never
     /// guesses a type from the bytes), to every /api answer `Cache-Control: no-store` (they hold

@@ -4,6 +4,8 @@
 
 (() => {
   const $ = (id) => document.getElementById(id);
+  const statusNames = { placed: "Placed", baking: "Baking", out_for_delivery: "Out for delivery",
+    delivered: "Delivered", cancelled: "Cancelled" };
   const screens = ["order", "delivery", "checkout", "orders"];
   const addressKey = "cupcake.address";
   const apiKeyKey = "cupcake.apiKey";
@@ -294,13 +296,18 @@
       total.textContent = dollars(item.costCents);
       total.className = "amount";
       row.insertCell().textContent = item.createdAt ? new Date(item.createdAt).toLocaleString() : "—";
+      row.insertCell().textContent = statusNames[item.status] || orMissing(item.status);
+      const actions = row.insertCell();
+      // Cancelling from here is for orders not started yet; one the kitchen has started needs a
+      // reason, given with `cupcake orders cancel --reason`.
+      if (item.status !== undefined && item.status !== "placed") continue;
       const cancel = document.createElement("button");
       cancel.type = "button";
       cancel.className = "danger";
       cancel.textContent = "Cancel";
       cancel.setAttribute("aria-label", `Cancel order ${item.id}`);
       cancel.addEventListener("click", () => confirmCancel(item));
-      row.insertCell().append(cancel);
+      actions.append(cancel);
     }
     $("page-label").textContent = list.totalPages > 0 ? `Page ${list.page} of ${list.totalPages}` : "";
     $("previous-page").disabled = list.page <= 1;

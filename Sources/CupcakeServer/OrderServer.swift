@@ -11,6 +11,7 @@ public final class OrderServer: @unchecked Sendable {
     private let committer: GroupCommitter
     private let purge: any DispatchSourceTimer
     private let limitsSummary: any DispatchSourceTimer
+    private let events: EventHub
     /// Where the service listens, e.g. `http://127.0.0.1:8080`.
     public let baseURL: String
     /// The port bound.
@@ -52,8 +53,13 @@ public final class OrderServer: @unchecked Sendable {
             threadStarted: {
                 if let cpu = placement?.commitCPU { ThreadPlacement.pin(thread: 0, to: cpu) }
             }, committed: { metrics.committed(batch: $0) })
+        let events = EventHub(
+            store: store,
+            heartbeatSeconds: min(
+                configuration.eventHeartbeatSeconds, Double(max(1, configuration.idleTimeoutSeconds - 1))))
         let api = OrderAPI(
-            store: store, committer: committer, access: configuration.access, log: log, metrics: metrics)
+            store: store, committer: committer, access: configuration.access, log: log, metrics: metrics,
+            events: events)
         api.backups?.removeLeftovers()
         let http = HTTPServer(
             host: configuration.host, port: configuration.port, limits: limits, handler: api, log: log,
@@ -61,6 +67,7 @@ public final class OrderServer: @unchecked Sendable {
         http.placement = placement
         do {
             try http.start()
+            events.start()
         } catch {
             committer.shutdown()
             store.close()
@@ -85,6 +92,7 @@ public final class OrderServer: @unchecked Sendable {
         self.store = store
         self.committer = committer
         self.http = http
+        self.events = events
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         baseURL = "http://\(host):\(http.port)"
     }
@@ -93,6 +101,8 @@ public final class OrderServer: @unchecked Sendable {
     public func shutdown() {
         purge.cancel()
         limitsSummary.cancel()
+        // Streams end first: a suspended connection would otherwise hold the daemon's stop.
+        events.stop()
         http.shutdown()
         committer.shutdown()
         store.close()

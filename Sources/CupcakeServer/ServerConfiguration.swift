@@ -47,6 +47,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var durability = Durability.full
     /// Whether to log one line per request.
     public var accessLog = true
+    /// How often an idle event stream gets a comment (under the idle timeout, and under what
+    /// proxies allow: nginx's `proxy_read_timeout` is 60 s).
+    public var eventHeartbeatSeconds = 10.0
 
     /// The defaults.
     public init() {}

@@ -34,6 +34,13 @@ public protocol OrderStore: AnyObject, Sendable {
     /// history in the same transaction. The order in the outcome carries its history.
     func change(id: Int64, _ change: OrderChange) throws(StorageError) -> OrderChangeOutcome
 
+    /// The events after `position`, oldest first, at most `limit`; of one order when `orderID` is
+    /// given. Only events no earlier one can still join (see ``EventPosition``).
+    func events(after position: EventPosition, orderID: Int64?, limit: Int) throws(StorageError) -> [OrderEvent]
+
+    /// The log's end now: where a reader that wants only what comes next begins.
+    func latestEventPosition() throws(StorageError) -> EventPosition
+
     /// How many orders exist (not counting cancelled ones).
     func orderCount() throws(StorageError) -> Int
 

@@ -200,6 +200,10 @@ final class GatedStore: OrderStore, @unchecked Sendable {
     func change(id: Int64, _ change: OrderChange) throws(StorageError) -> OrderChangeOutcome {
         try inner.change(id: id, change)
     }
+    func events(after position: EventPosition, orderID: Int64?, limit: Int) throws(StorageError) -> [OrderEvent] {
+        try inner.events(after: position, orderID: orderID, limit: limit)
+    }
+    func latestEventPosition() throws(StorageError) -> EventPosition { try inner.latestEventPosition() }
     func idempotencyRecord(key: String) throws(StorageError) -> IdempotencyRecord? {
         try inner.idempotencyRecord(key: key)
     }

@@ -10,7 +10,7 @@ public struct HTTPRequest: Sendable {
     /// never copied out). Another handler can ask its ``HTTPServer`` for others.
     public static let headerNames = [
         "content-type", "content-encoding", "idempotency-key", "x-api-key", "host", "origin", "order-token",
-        "access-control-request-method", "x-forwarded-for", "if-none-match", "if-match",
+        "access-control-request-method", "x-forwarded-for", "if-none-match", "if-match", "last-event-id",
     ]
 
     /// The request headers the server was asked to copy, with lower-cased names.

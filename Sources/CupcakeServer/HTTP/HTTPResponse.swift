@@ -8,6 +8,8 @@ public struct HTTPResponse: Sendable {
     private var render: (@Sendable () -> [UInt8])?
     /// A body sent from a file instead of `body`.
     public private(set) var file: ResponseFile?
+    /// A body written while it is sent, instead of `body`.
+    public private(set) var stream: ResponseStream?
 
     /// The body (rendered now if it was deferred).
     public var body: [UInt8] { render?() ?? storedBody }
@@ -37,6 +39,15 @@ public struct HTTPResponse: Sendable {
         storedBody = []
         render = nil
         self.file = file
+    }
+
+    /// A response whose body is `stream`, sent as it is written (chunked).
+    public init(status: Int, headers: [(name: String, value: String)] = [], stream: ResponseStream) {
+        self.status = status
+        self.headers = headers
+        storedBody = []
+        render = nil
+        self.stream = stream
     }
 
     /// A JSON answer.

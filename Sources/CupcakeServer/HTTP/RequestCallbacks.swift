@@ -32,7 +32,9 @@ let uriLogged:
 func queue(_ response: HTTPResponse, on connection: OpaquePointer, context: RequestContext) -> MHD_Result {
     context.status = response.status
     let mhdResponse: OpaquePointer?
-    if let file = response.file {
+    if let stream = response.stream {
+        mhdResponse = stream.makeResponse(for: connection)
+    } else if let file = response.file {
         // libmicrohttpd owns the descriptor from here (it closes it with the response).
         guard let descriptor = file.take() else { return .NO }
         mhdResponse = MHD_create_response_from_fd64(UInt64(file.size), descriptor)

@@ -22,6 +22,8 @@ public final class OrderAPI: HTTPHandler {
     let backups: BackupMaker?
     /// What `/metrics` reports.
     let metrics: Metrics
+    /// Carries the event log to streams, when the server runs one.
+    let events: EventHub?
 
     /// The collection's path.
     static let collectionPath = "/api/cupcakes"
@@ -36,9 +38,10 @@ public final class OrderAPI: HTTPHandler {
     public init(
         store: any OrderStore, committer: GroupCommitter, access: AccessPolicy, log: AccessLog,
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-        metrics: Metrics = Metrics()
+        metrics: Metrics = Metrics(), events: EventHub? = nil
     ) {
         self.metrics = metrics
+        self.events = events
         backups = store.backups.map { BackupMaker(source: $0, databasePath: $0.databasePath) }
         self.store = store
         self.committer = committer
@@ -112,6 +115,10 @@ public final class OrderAPI: HTTPHandler {
             }
         case .order:
             try order(request, idText: rest ?? "", access: access, respond: respond)
+        case .orderEvents:
+            try orderEvents(request, idText: rest ?? "", access: access, respond: respond)
+        case .eventStream:
+            try eventStream(request, respond: respond)
         }
     }
 

@@ -55,8 +55,10 @@ extension OrderAPI {
         }
     }
 
-    /// Counts a status move in /metrics: how long the order stayed in the status it left.
+    /// Counts a status move in /metrics (how long the order stayed in the status it left), and
+    /// has the event streams read the log at once.
     func countMove(_ outcome: OrderChangeOutcome) {
+        if case .changed = outcome { events?.nudge() }
         guard case .changed(let stored) = outcome, let history = stored.history, history.count >= 2,
             history[history.count - 1].status == stored.status,
             history[history.count - 1].atMilliseconds == stored.statusChangedAtMilliseconds,

@@ -6,7 +6,7 @@
 struct Route: Sendable {
     /// What a route serves: the handler the API runs for it.
     enum Endpoint: Sendable {
-        case storefront, openAPI, health, readiness, quote, metrics, backup, orders, order
+        case storefront, openAPI, health, readiness, quote, metrics, backup, orders, order, orderEvents, eventStream
     }
 
     /// Where a route is.
@@ -15,6 +15,8 @@ struct Route: Sendable {
         case exact([String])
         /// Any path under this prefix; the rest is the order's id.
         case item(prefix: String)
+        /// A path under this prefix ending in this suffix; what lies between is the order's id.
+        case itemChild(prefix: String, suffix: String)
         /// The storefront's files.
         case assets
     }
@@ -81,6 +83,9 @@ struct Route: Sendable {
         case .item(let prefix):
             path.hasPrefix(prefix) && path.utf8.count > prefix.utf8.count
                 ? (true, String(path.dropFirst(prefix.count))) : (false, nil)
+        case .itemChild(let prefix, let suffix):
+            path.hasPrefix(prefix) && path.hasSuffix(suffix) && path.utf8.count > prefix.utf8.count + suffix.utf8.count
+                ? (true, String(path.dropFirst(prefix.count).dropLast(suffix.count))) : (false, nil)
         case .assets: (Storefront.assets[path] != nil, nil)
         }
     }
@@ -99,12 +104,24 @@ struct Route: Sendable {
                     )),
                 Method(name: "POST", caller: .keyHolder, limited: true),
             ], isAPI: true, template: "/api/cupcakes", label: "/api/cupcakes"),
+        // Before the order's own route, which would take "7/events" for an id.
+        Route(
+            endpoint: .orderEvents, path: .itemChild(prefix: "/api/cupcakes/", suffix: "/events"),
+            methods: [Method(name: "GET", caller: .orderHolder, answersHead: false)], isAPI: true,
+            template: "/api/cupcakes/{id}/events", label: "/api/cupcakes/{id}/events"),
         Route(
             endpoint: .order, path: .item(prefix: "/api/cupcakes/"),
             methods: [
                 Method(name: "GET", caller: .orderHolder), Method(name: "PATCH", caller: .orderHolder),
                 Method(name: "DELETE", caller: .orderHolder),
             ], isAPI: true, template: "/api/cupcakes/{id}", label: "/api/cupcakes/{id}"),
+        Route(
+            endpoint: .eventStream, path: .exact(["/api/events/stream"]),
+            methods: [
+                Method(
+                    name: "GET", caller: .staff(refusal: "The stream of every order's events needs the staff key."),
+                    answersHead: false)
+            ], isAPI: true, template: "/api/events/stream", label: "/api/events/stream"),
         Route(
             endpoint: .quote, path: .exact(["/api/quote"]), methods: [Method(name: "POST", caller: .anyone)],
             isAPI: true, template: "/api/quote", label: "/api/quote"),

@@ -319,6 +319,49 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
         return StatusHistory.history(of: order, events: events)
     }
 
+    // MARK: - The event log
+
+    public func events(after position: EventPosition, orderID: Int64?, limit: Int) throws(StorageError)
+        -> [OrderEvent]
+    {
+        try pool.withConnection { connection throws(StorageError) -> [OrderEvent] in
+            // Only transactions that have all ended (below the snapshot's xmin): one still running
+            // may commit an event with a smaller tx later, which a reader past it would miss.
+            let rows = try connection.query(
+                SQLText(
+                    """
+                    SELECT id, order_id, version, status, at_ms, actor, reason, tx::text FROM order_events
+                    WHERE (tx, id) > ($1::text::xid8, $2::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())
+                        AND ($3::bigint IS NULL OR order_id = $3::bigint)
+                    ORDER BY tx, id LIMIT $4::integer
+                    """),
+                [
+                    .text(String(position.transaction)), .integer(position.id), orderID.map { .integer($0) } ?? .null,
+                    .integer(Int64(limit)),
+                ])
+            return (0..<rows.rows.count).compactMap { row -> OrderEvent? in
+                guard
+                    let change = StatusHistory.change(
+                        status: rows.text(row, 3), atMilliseconds: rows.integer(row, 4), actor: rows.text(row, 5),
+                        reason: rows.rows[row][6])
+                else { return nil }
+                return OrderEvent(
+                    position: EventPosition(transaction: rows.integer(row, 7), id: rows.integer(row, 0)),
+                    orderID: rows.integer(row, 1), version: rows.integer(row, 2), change: change)
+            }
+        }
+    }
+
+    public func latestEventPosition() throws(StorageError) -> EventPosition {
+        try pool.withConnection { connection throws(StorageError) -> EventPosition in
+            // Every event of a transaction that ended before the snapshot's xmin is at or before
+            // (xmin, 0); later ones come after it.
+            let rows = try connection.query(
+                SQLText("SELECT pg_snapshot_xmin(pg_current_snapshot())::text"))
+            return EventPosition(transaction: max(0, rows.integer(0, 0) - 1), id: Int64.max)
+        }
+    }
+
     // MARK: - Reading
 
     public func order(id: Int64, history: Bool) throws(StorageError) -> StoredOrder? {

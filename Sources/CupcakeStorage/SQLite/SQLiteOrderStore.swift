@@ -390,6 +390,48 @@ public final class SQLiteOrderStore: OrderStore, OrderBackup, @unchecked Sendabl
         return outcome
     }
 
+    public func events(after position: EventPosition, orderID: Int64?, limit: Int) throws(StorageError)
+        -> [OrderEvent]
+    {
+        try withReader { connection throws(StorageError) in
+            let sql: StaticString =
+                orderID == nil
+                ? "SELECT id, order_id, version, status, at_ms, actor, reason FROM order_events WHERE id > ? ORDER BY id LIMIT ?"
+                : """
+                SELECT id, order_id, version, status, at_ms, actor, reason FROM order_events
+                WHERE id > ? AND order_id = ? ORDER BY id LIMIT ?
+                """
+            return try connection.withStatement(sql) { query throws(StorageError) in
+                query.bind(1, position.id)
+                if let orderID {
+                    query.bind(2, orderID)
+                    query.bind(3, limit)
+                } else {
+                    query.bind(2, limit)
+                }
+                var events: [OrderEvent] = []
+                while try query.step() {
+                    guard
+                        let change = StatusHistory.change(
+                            status: query.string(3), atMilliseconds: query.int64(4), actor: query.string(5),
+                            reason: query.optionalString(6))
+                    else { continue }
+                    events.append(
+                        OrderEvent(
+                            position: EventPosition(id: query.int64(0)), orderID: query.int64(1),
+                            version: query.int64(2), change: change))
+                }
+                return events
+            }
+        }
+    }
+
+    public func latestEventPosition() throws(StorageError) -> EventPosition {
+        try withReader { connection throws(StorageError) in
+            EventPosition(id: Int64(try connection.integerPragma("SELECT coalesce(max(id), 0) FROM order_events")))
+        }
+    }
+
     /// Loads many orders fast, for benchmarks and imports: one transaction per `batchSize`,
     /// calling `progress` with the number loaded after each.
     public func bulkInsert(count: Int, batchSize: Int, make: (Int) -> NewOrder, progress: (Int) -> Void)

@@ -19,6 +19,7 @@ public enum CommandLineTool {
         OrdersFavoriteCommand.self,
         OrdersAdvanceCommand.self,
         OrdersCancelCommand.self,
+        TrackCommand.self,
         CompletionCommand.self,
     ]
 

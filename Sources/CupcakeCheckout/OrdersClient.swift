@@ -1,6 +1,7 @@
 import CupcakeDomain
 import CupcakeJSON
 import FoundationEssentials
+import Synchronization
 
 /// Reads and changes the order history at the collection the configured order endpoint names
 /// (`…/api/cupcakes`), with the same transport, retries and credentials as placing an order.
@@ -153,6 +154,31 @@ public final class OrdersClient: Sendable {
             throw refusal(answer, id: id)
         default:
             return (before, try single(answer, id: id))
+        }
+    }
+
+    /// Follows one order's event stream (`GET …/{id}/events`) from after `lastEventID` (from its
+    /// first event without one), handing each message to `onMessage` until the server ends the
+    /// stream (true), `onMessage` returns false (true), or the stream breaks (an error to
+    /// resume after). A refusal (404, 401) is thrown as it is.
+    public func follow(
+        id: String, token: String? = nil, lastEventID: String? = nil, idleSeconds: Int = 30,
+        onMessage: @escaping @Sendable (EventStreamParser.Message) -> Bool
+    ) async throws(CheckoutError) {
+        var request = request("GET", try url(id).appendingPathComponent("events", isDirectory: false), token: token)
+        request.setHeader("Accept", "text/event-stream")
+        if let lastEventID { request.setHeader("Last-Event-ID", lastEventID) }
+        let parser = Mutex(EventStreamParser())
+        let result = await transport.stream(request, idleSeconds: idleSeconds) { bytes in
+            let messages = parser.withLock { $0.feed(bytes) }
+            return messages.allSatisfy(onMessage)
+        }
+        switch result {
+        case .failure(let error): throw error
+        case .success(let reply) where reply.status == 404: throw notFound(id)
+        case .success(let reply) where !(200...299).contains(reply.status):
+            throw Transport.failure(status: reply.status, data: reply.body)
+        case .success: return
         }
     }
 

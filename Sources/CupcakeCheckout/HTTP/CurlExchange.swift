@@ -53,8 +53,23 @@ final class CurlExchange: @unchecked Sendable {
         }
     }
 
+    /// Sends `request` and hands a 2xx body to `onData` as it arrives, until the server ends it,
+    /// `onData` returns false, or nothing (not even a heartbeat) came for `idleSeconds`; on the
+    /// calling thread. `timeout` bounds connecting only.
+    func stream(
+        _ request: OutgoingRequest, timeout: Double, idleSeconds: Int, caFile: String?,
+        onData: @escaping (UnsafeRawBufferPointer) -> Bool
+    ) -> Result<Reply, Failure> {
+        lock.withLock { _ in
+            performLocked(
+                request, timeout: timeout, limit: 64 << 10, destination: nil, caFile: caFile, onData: onData,
+                idleSeconds: idleSeconds)
+        }
+    }
+
     private func performLocked(
-        _ request: OutgoingRequest, timeout: Double, limit: Int, destination: Int32?, caFile: String?
+        _ request: OutgoingRequest, timeout: Double, limit: Int, destination: Int32?, caFile: String?,
+        onData: ((UnsafeRawBufferPointer) -> Bool)? = nil, idleSeconds: Int? = nil
     ) -> Result<Reply, Failure> {
         let api: UnsafePointer<cupcake_curl>
         switch CurlLibrary.shared.api {
@@ -69,6 +84,7 @@ final class CurlExchange: @unchecked Sendable {
         // Reset the options, keep the connection cache and the TLS session.
         cupcake_curl_easy_reset(api, handle)
         let sink = Sink(limit: limit, destination: destination)
+        sink.onData = onData
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         var list: UnsafeMutablePointer<curl_slist>?
         for header in request.headers {
@@ -85,7 +101,14 @@ final class CurlExchange: @unchecked Sendable {
                 _ = cupcake_curl_set_string(api, handle, CURLOPT_PROTOCOLS_STR, "http,https")
                 _ = cupcake_curl_set_long(api, handle, CURLOPT_FOLLOWLOCATION, 0)
                 _ = cupcake_curl_set_long(api, handle, CURLOPT_NOSIGNAL, 1)
-                _ = cupcake_curl_set_long(api, handle, CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000)))
+                if let idleSeconds {
+                    // A stream has no end to wait for: connecting is bounded, then silence.
+                    _ = cupcake_curl_set_long(api, handle, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(timeout * 1000)))
+                    _ = cupcake_curl_set_long(api, handle, CURLOPT_LOW_SPEED_LIMIT, 1)
+                    _ = cupcake_curl_set_long(api, handle, CURLOPT_LOW_SPEED_TIME, idleSeconds)
+                } else {
+                    _ = cupcake_curl_set_long(api, handle, CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000)))
+                }
                 _ = cupcake_curl_set_pointer(api, handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))
                 _ = cupcake_curl_set_pointer(api, handle, CURLOPT_ERRORBUFFER, errors.baseAddress)
                 _ = cupcake_curl_set_callback(api, handle, CURLOPT_WRITEFUNCTION, Self.write)
@@ -110,6 +133,10 @@ final class CurlExchange: @unchecked Sendable {
                 return cupcake_curl_easy_perform(api, handle)
             }
         }
+        if sink.stoppedByReader {
+            return .success(
+                Reply(status: cupcake_curl_response_code(api, handle), headers: sink.headers, body: sink.body))
+        }
         guard code == CURLE_OK else {
             let text = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let message = text.isEmpty ? String(cString: cupcake_curl_easy_strerror(api, code)) : text
@@ -128,6 +155,10 @@ final class CurlExchange: @unchecked Sendable {
         var written = 0
         var tooLarge = false
         var writeFailed = false
+        /// A stream's reader, for a 2xx body.
+        var onData: ((UnsafeRawBufferPointer) -> Bool)?
+        /// Whether the reader ended the transfer.
+        var stoppedByReader = false
 
         init(limit: Int, destination: Int32?) {
             self.limit = limit
@@ -141,6 +172,13 @@ final class CurlExchange: @unchecked Sendable {
         guard let data, let context else { return 0 }
         let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
         let bytes = size * count
+        if let onData = sink.onData, (200...299).contains(sink.status) {
+            guard onData(UnsafeRawBufferPointer(start: data, count: bytes)) else {
+                sink.stoppedByReader = true
+                return 0
+            }
+            return bytes
+        }
         if let destination = sink.destination, (200...299).contains(sink.status) {
             var offset = 0
             while offset < bytes {

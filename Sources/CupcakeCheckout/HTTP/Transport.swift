@@ -162,6 +162,29 @@ final class Transport: Sendable {
         }
     }
 
+    /// One streamed exchange (see ``CurlExchange/stream(_:timeout:idleSeconds:caFile:onData:)``):
+    /// the answer's status and headers (and a body that was not 2xx), or why it broke.
+    func stream(
+        _ request: OutgoingRequest, idleSeconds: Int, onData: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
+    ) async -> Result<CurlExchange.Reply, CheckoutError> {
+        let endpoint = Self.display(request.url)
+        let timeout = configuration.timeoutSeconds
+        let caFile = configuration.caFile
+        let result = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { [exchange] in
+                continuation.resume(
+                    returning: exchange.stream(
+                        request, timeout: timeout, idleSeconds: idleSeconds, caFile: caFile, onData: onData))
+            }
+        }
+        switch result {
+        case .success(let reply): return .success(reply)
+        case .failure(let failure) where failure.code == CURLE_OPERATION_TIMEDOUT:
+            return .failure(CheckoutError(.temporary, "\(endpoint) sent nothing for \(idleSeconds) s"))
+        case .failure(let failure): return .failure(Self.failure(failure, endpoint: endpoint, timeout: timeout))
+        }
+    }
+
     /// One exchange on a thread of the global queue, awaited. A function of its own, so that
     /// a one-shot command (which never comes here) does not have the runtime make the
     /// continuation's types.

@@ -317,6 +317,37 @@ class OrderFlowTests(StorefrontTest):
         self.assertEqual(unnamed, [])
 
 
+class LiveStatusTests(StorefrontTest):
+    """After checkout the customer sees the order's status change without reloading, and may
+    cancel it while it is placed."""
+
+    def place_through_the_page(self):
+        self.to_checkout("Chocolate", 5, "$11.00")
+        self.button("Place Order").click()
+        self.dialog()
+        self.button("OK").click()
+        self.open("#order")
+        self.wait(lambda: self.text_of("tracking-status") == "Order 1: Placed", "the order shows as placed")
+
+    def test_the_customer_follows_the_order_to_delivered_without_reloading(self):
+        self.place_through_the_page()
+        for status, shown in (("baking", "Baking"), ("out_for_delivery", "Out for delivery"),
+                              ("delivered", "Delivered")):
+            self.assertEqual(self.server.api("PATCH", "/api/cupcakes/1", {"status": status})[0], 200)
+            self.wait(lambda: self.text_of("tracking-status") == f"Order 1: {shown}", f"the page shows {shown}")
+            self.assertFalse(bool(self.driver.find_elements(By.CSS_SELECTOR, "#tracking-cancel:not([hidden])")),
+                             "no cancelling once the kitchen has it")
+        self.screenshot("tracking-delivered")
+
+    def test_the_customer_cancels_while_it_is_placed(self):
+        self.place_through_the_page()
+        self.button("Cancel this order").click()
+        self.wait(lambda: self.text_of("tracking-status") == "Order 1: Cancelled", "the page shows it cancelled")
+        status, _, body = self.server.api("GET", "/api/cupcakes/1")
+        self.assertEqual(body["data"]["status"], "cancelled")
+        self.assertFalse(bool(self.driver.find_elements(By.CSS_SELECTOR, "#tracking-cancel:not([hidden])")))
+
+
 class FailureTests(StorefrontTest):
     def test_an_unreachable_shop_says_so_in_words(self):
         self.to_checkout("Vanilla", 4, "$8.00")
@@ -604,6 +635,9 @@ class AccessibilityTests(StorefrontTest):
             self.dialog()
             found += self.violations(f"thank-you dialog ({width_name})")
             self.button("OK").click()
+            self.open("#order")
+            self.wait(lambda: self.text_of("tracking-status").startswith("Order "), "the order followed")
+            found += self.violations(f"order followed ({width_name})")
             self.open("#orders")
             self.wait(lambda: len(self.driver.find_elements(By.CSS_SELECTOR, "#orders-table tbody tr")) >= 2,
                       "orders listed")

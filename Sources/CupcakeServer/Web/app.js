@@ -207,6 +207,7 @@
         { "Idempotency-Key": pending.key });
       if (response.status === 201 && answer) {
         pending = null;
+        if (answer.id && answer.receiptToken) startTracking(answer.id, answer.receiptToken);
         showResult("Thank you!", answer.message || "Your order is on its way!");
       } else {
         // 4xx other than a conflict: that order will never go through; a new one gets a new key.
@@ -224,6 +225,94 @@
       renderQuote();
     }
   });
+
+  // ---- the customer's order, live ----------------------------------------------------------
+
+  // The last order placed from this tab, followed through its event stream (fetch, not
+  // EventSource, which cannot send the key and the order's token), resuming after the last
+  // event seen when the stream breaks.
+  const trackingKey = "cupcake.tracking";
+  let tracking = null;       // { id, token }
+  let trackingRun = 0;       // a newer order ends the following of an older one
+
+  function startTracking(id, token) {
+    tracking = { id, token };
+    sessionStorage.setItem(trackingKey, JSON.stringify(tracking));
+    showTracking("placed");
+    follow(++trackingRun);
+  }
+
+  function showTracking(status, reason) {
+    $("tracking").hidden = false;
+    const name = statusNames[status] || status;
+    $("tracking-status").textContent = `Order ${tracking.id}: ${name}${reason ? ` (${reason})` : ""}`;
+    $("tracking-cancel").hidden = status !== "placed";
+  }
+
+  async function follow(run) {
+    let lastId = null;
+    let failures = 0;
+    while (tracking && run === trackingRun) {
+      try {
+        const headers = { Accept: "text/event-stream", "Order-Token": tracking.token };
+        if (apiKey()) headers["x-api-key"] = apiKey();
+        if (lastId) headers["Last-Event-ID"] = lastId;
+        const response = await fetch(`/api/cupcakes/${encodeURIComponent(tracking.id)}/events`,
+          { headers, cache: "no-store", credentials: "omit" });
+        if (response.status === 404) { $("tracking").hidden = true; return; }
+        if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        let buffer = "";
+        failures = 0;
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done || run !== trackingRun) return;  // the server ends it after the final status
+          buffer += decoder.decode(value, { stream: true });
+          let end;
+          while ((end = buffer.indexOf("\n\n")) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            let id = null;
+            let data = "";
+            for (const line of block.split("\n")) {
+              if (line.startsWith("id: ")) id = line.slice(4);
+              else if (line.startsWith("data: ")) data += line.slice(6);
+            }
+            if (!data) continue;
+            if (id) lastId = id;
+            try {
+              const event = JSON.parse(data);
+              showTracking(event.status, event.reason);
+            } catch (_) { /* a message this page does not understand is skipped */ }
+          }
+        }
+      } catch (_) {
+        failures += 1;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 500 * 2 ** failures)));
+      }
+    }
+  }
+
+  $("tracking-cancel").addEventListener("click", async () => {
+    if (!tracking) return;
+    try {
+      const { response, body } = await call("DELETE", `/api/cupcakes/${encodeURIComponent(tracking.id)}`,
+        undefined, { "Order-Token": tracking.token });
+      if (!response.ok) showResult("Not cancelled", problemText(response.status, body));
+    } catch (error) {
+      showResult("Not cancelled", error.message);
+    }
+  });
+
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(trackingKey) || "null");
+    if (saved && typeof saved.id === "string" && typeof saved.token === "string") {
+      tracking = saved;
+      showTracking("placed");
+      follow(++trackingRun);
+    }
+  } catch (_) { /* nothing to follow */ }
 
   // ---- orders -----------------------------------------------------------------------------
 

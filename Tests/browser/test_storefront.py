@@ -26,6 +26,7 @@ SCREENSHOTS = os.environ.get("CUPCAKE_SCREENSHOTS") or tempfile.mkdtemp(prefix="
 os.makedirs(SCREENSHOTS, exist_ok=True)
 PHONE = (390, 844)
 DESKTOP = (1280, 900)
+TABLET = (820, 1180)
 WAIT = 10  # seconds any one condition may take
 
 
@@ -399,6 +400,73 @@ class RetryTests(StorefrontTest):
         self.assertEqual(self.server.api("GET", "/api/cupcakes")[2]["total"], 2)
 
 
+class KitchenTests(StorefrontTest):
+    """The kitchen board (#kitchen, staff key): a column per open status, live on two boards
+    at once, and a move that lost a race says so."""
+    server_arguments = ("--api-key", "app-key-for-the-test", "--staff-key", "staff-key-for-the-test")
+    staff = "staff-key-for-the-test"
+
+    def place(self, name, cake_type=2, quantity=5):
+        status, _, _ = self.server.api("POST", "/api/cupcakes", {
+            "type": cake_type, "quantity": quantity, "specialRequestEnabled": True, "extraFrosting": True,
+            "name": name, "streetAddress": "1 Main St", "city": "Nashville", "zip": "37201"}, key=self.staff)
+        self.assertEqual(status, 201)
+
+    def open_board(self, driver):
+        driver.get(self.server.url + "/")
+        driver.execute_script(f"sessionStorage.setItem('cupcake.apiKey', '{self.staff}')")
+        driver.get(self.server.url + "/#kitchen")
+
+    def column_of(self, driver, order_id):
+        return driver.execute_script(
+            "const card = document.querySelector(`#screen-kitchen .card[data-id='${arguments[0]}']`);"
+            "return card ? card.parentElement.id : null;", str(order_id))
+
+    def test_two_boards_see_each_others_moves_and_new_orders(self):
+        self.place("Ann Lee")
+        self.place("Bob Stone", 0, 3)
+        other = chromium(DESKTOP)
+        self.addCleanup(other.quit)
+        self.open_board(self.driver)
+        self.open_board(other)
+        for driver in (self.driver, other):
+            self.wait(lambda: self.column_of(driver, 1) == "column-placed" and self.column_of(driver, 2)
+                      == "column-placed", "both orders placed on both boards")
+        self.assertIn("5 × chocolate, extra frosting", self.driver.find_element(
+            By.CSS_SELECTOR, "#screen-kitchen .card[data-id='1']").text)
+        self.button("Move order 1 to Baking").click()
+        self.wait(lambda: self.column_of(other, 1) == "column-baking", "the other board sees the move")
+        self.place("Cy Young", 3, 4)
+        for driver in (self.driver, other):
+            self.wait(lambda: self.column_of(driver, 3) == "column-placed", "a new order appears on both boards")
+        # Keyboard only: Tab to the next Move button and press Enter.
+        button = other.find_element(By.CSS_SELECTOR, "#screen-kitchen .card[data-id='1'] button")
+        button.send_keys(Keys.ENTER)
+        self.wait(lambda: self.column_of(self.driver, 1) == "column-out_for_delivery", "the keyboard's move shows")
+        self.screenshot("kitchen-desktop")
+        self.driver.set_window_size(*TABLET)
+        self.screenshot("kitchen-tablet")
+        self.driver.set_window_size(*PHONE)
+        overflow = self.driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        self.assertLessEqual(overflow, 0, "the board fits a phone")
+        self.screenshot("kitchen-phone")
+
+    def test_a_move_that_lost_a_race_says_changed_elsewhere(self):
+        self.place("Ann Lee")
+        self.open_board(self.driver)
+        self.wait(lambda: self.column_of(self.driver, 1) == "column-placed", "the order on the board")
+        self.assertEqual(self.server.api("PATCH", "/api/cupcakes/1", {"status": "baking"}, key=self.staff)[0], 200)
+        self.wait(lambda: self.column_of(self.driver, 1) == "column-baking", "the board follows the move")
+        # A board that has not heard of that move yet: its card still holds version 1.
+        self.driver.execute_script("document.querySelector(`#screen-kitchen .card[data-id='1']`).dataset.version = '1'")
+        self.button("Move order 1 to Out for delivery").click()
+        self.wait(lambda: "Changed elsewhere" in self.driver.find_element(
+            By.CSS_SELECTOR, "#screen-kitchen .card[data-id='1']").text, "the card says it changed elsewhere")
+        self.assertEqual(self.column_of(self.driver, 1), "column-baking", "shown as it is, not overwritten")
+        status, _, body = self.server.api("GET", "/api/cupcakes/1", key=self.staff)
+        self.assertEqual(body["data"]["status"], "baking")
+
+
 class KeyTests(StorefrontTest):
     server_arguments = ("--api-key", "app-key-for-the-test", "--staff-key", "staff-key-for-the-test")
 
@@ -649,6 +717,9 @@ class AccessibilityTests(StorefrontTest):
             self.button("Key").click()
             self.dialog()
             found += self.violations(f"key dialog ({width_name})")
+            self.open("#kitchen")
+            self.wait(lambda: "open order" in self.text_of("kitchen-status"), "the kitchen board")
+            found += self.violations(f"kitchen ({width_name})")
             self.driver.execute_script("sessionStorage.clear(); localStorage.clear();")
         self.assertEqual(found, [], "\n".join(found))
 

@@ -6,7 +6,7 @@
   const $ = (id) => document.getElementById(id);
   const statusNames = { placed: "Placed", baking: "Baking", out_for_delivery: "Out for delivery",
     delivered: "Delivered", cancelled: "Cancelled" };
-  const screens = ["order", "delivery", "checkout", "orders"];
+  const screens = ["order", "delivery", "checkout", "orders", "kitchen"];
   const addressKey = "cupcake.address";
   const apiKeyKey = "cupcake.apiKey";
   const requestTimeoutMs = 15000;
@@ -469,6 +469,207 @@
     if (event.key === "Enter") { event.preventDefault(); $("key-save").click(); }
   });
 
+  // ---- the kitchen board (staff) ------------------------------------------------------------
+
+  // A column per open status and a card per order, kept live by the stream of every order's
+  // events; a move is sent with the card's version (If-Match), so a move another board made
+  // first is never overwritten: the card says "changed elsewhere" and shows the order as it is.
+  const openStatuses = ["placed", "baking", "out_for_delivery"];
+  const nextStatus = { placed: "baking", baking: "out_for_delivery", out_for_delivery: "delivered" };
+  const cards = new Map();   // id → { order, element, note }
+  let kitchenRun = 0;
+  let waitedTimer = null;
+
+  function closeKitchen() {
+    kitchenRun += 1;
+    clearInterval(waitedTimer);
+    waitedTimer = null;
+  }
+
+  async function openKitchen() {
+    const run = ++kitchenRun;
+    cards.clear();
+    for (const status of openStatuses) $(`column-${status}`).replaceChildren();
+    $("kitchen-status").textContent = "Loading…";
+    let path = "/api/cupcakes?status=placed,baking,out_for_delivery&sort=createdAt&per_page=100";
+    try {
+      for (let page = 0; page < 20 && path; page += 1) {
+        const { response, body } = await call("GET", path);
+        if (run !== kitchenRun) return;
+        if (!response.ok || !body) {
+          $("kitchen-status").textContent = problemText(response.status, body);
+          return;
+        }
+        for (const order of body.data || []) putCard(order);
+        path = body.next_cursor ? `/api/cupcakes?cursor=${encodeURIComponent(body.next_cursor)}` : null;
+      }
+    } catch (error) {
+      $("kitchen-status").textContent = error.message;
+      return;
+    }
+    showKitchenCount();
+    waitedTimer = setInterval(() => { for (const card of cards.values()) renderCard(card); }, 30000);
+    followKitchen(run);
+  }
+
+  function showKitchenCount() {
+    const open = cards.size;
+    $("kitchen-status").textContent = open === 0 ? "No open orders." : `${open} open ${open === 1 ? "order" : "orders"}`;
+  }
+
+  function waited(order) {
+    const since = Date.parse(order.createdAt);
+    if (Number.isNaN(since)) return "—";
+    const minutes = Math.max(0, Math.floor((Date.now() - since) / 60000));
+    return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+  }
+
+  function putCard(order) {
+    const id = String(order.id);
+    if (!openStatuses.includes(order.status)) {
+      const gone = cards.get(id);
+      if (gone) { gone.element.remove(); cards.delete(id); }
+      return;
+    }
+    let card = cards.get(id);
+    if (!card) {
+      const element = document.createElement("li");
+      element.className = "card";
+      element.dataset.id = id;
+      card = { order, element, note: "" };
+      cards.set(id, card);
+    }
+    card.order = order;
+    // The version the board last saw, on the card itself: what its next move is sent with.
+    card.element.dataset.version = String(order.version);
+    renderCard(card);
+    const column = $(`column-${order.status}`);
+    if (card.element.parentElement !== column) {
+      // Oldest first within a column: by id, which is placement order.
+      const after = [...column.children].find((other) => Number(other.dataset.id) > Number(id));
+      column.insertBefore(card.element, after || null);
+    }
+  }
+
+  function renderCard(card) {
+    const order = card.order;
+    const kind = typeNames[order.type];
+    const extras = [];
+    if (order.extraFrosting) extras.push("extra frosting");
+    if (order.addSprinkles) extras.push("sprinkles");
+    const title = document.createElement("h3");
+    title.textContent = `Order ${order.id} · ${orMissing(order.name)}`;
+    const cakes = document.createElement("p");
+    cakes.textContent = `${Number.isInteger(order.quantity) && kind ? `${order.quantity} × ${kind}` : "—"}` +
+      (extras.length ? `, ${extras.join(" and ")}` : "") +
+      (order.specialRequestEnabled && !extras.length ? ", special requests" : "");
+    const wait = document.createElement("p");
+    wait.textContent = `Waiting ${waited(order)}`;
+    const parts = [title, cakes, wait];
+    if (card.note) {
+      const note = document.createElement("p");
+      note.className = "note";
+      note.setAttribute("role", "status");
+      note.textContent = card.note;
+      parts.push(note);
+    }
+    const next = nextStatus[order.status];
+    if (next) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = `Move to ${statusNames[next]}`;
+      button.setAttribute("aria-label", `Move order ${order.id} to ${statusNames[next]}`);
+      button.addEventListener("click", () => moveCard(card, next));
+      parts.push(button);
+    }
+    card.element.replaceChildren(...parts);
+  }
+
+  async function moveCard(card, status) {
+    const id = String(card.order.id);
+    try {
+      const { response, body } = await call("PATCH", `/api/cupcakes/${encodeURIComponent(id)}`, { status },
+        { "If-Match": `"v${card.element.dataset.version}"` });
+      if (response.ok && body && body.data) {
+        card.note = "";
+        putCard(body.data);
+        showKitchenCount();
+        return;
+      }
+      if (response.status === 412 || response.status === 409) {
+        // Someone moved it first: show it as it is now, and say so.
+        const current = await call("GET", `/api/cupcakes/${encodeURIComponent(id)}`);
+        card.note = `Changed elsewhere: it is ${statusNames[current.body?.data?.status] || "changed"} now.`;
+        if (current.body && current.body.data) putCard(current.body.data); else renderCard(card);
+        const still = cards.get(id);
+        if (!still) showResult("Changed elsewhere", `Order ${id} was moved on elsewhere.`);
+        showKitchenCount();
+        return;
+      }
+      showResult("Not moved", problemText(response.status, body));
+    } catch (error) {
+      showResult("Not moved", error.message);
+    }
+  }
+
+  // Every order's events, from when the board loaded, resumed after the last one seen.
+  async function followKitchen(run) {
+    let lastId = null;
+    let failures = 0;
+    while (run === kitchenRun) {
+      try {
+        const headers = { Accept: "text/event-stream" };
+        if (apiKey()) headers["x-api-key"] = apiKey();
+        if (lastId) headers["Last-Event-ID"] = lastId;
+        const response = await fetch("/api/events/stream", { headers, cache: "no-store", credentials: "omit" });
+        if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        let buffer = "";
+        failures = 0;
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (run !== kitchenRun) { reader.cancel(); return; }
+          if (done) break;
+          buffer += decoder.decode(value, { stream: true });
+          let end;
+          while ((end = buffer.indexOf("\n\n")) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            let id = null;
+            let data = "";
+            for (const line of block.split("\n")) {
+              if (line.startsWith("id: ")) id = line.slice(4);
+              else if (line.startsWith("data: ")) data += line.slice(6);
+            }
+            if (!data) continue;
+            if (id) lastId = id;
+            try { await kitchenEvent(JSON.parse(data)); } catch (_) { /* skipped */ }
+          }
+        }
+      } catch (_) {
+        failures += 1;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 500 * 2 ** failures)));
+      }
+    }
+  }
+
+  async function kitchenEvent(event) {
+    const id = String(event.orderId);
+    const card = cards.get(id);
+    if (card && card.order.version >= event.version) return;  // already shown
+    if (card && event.status !== "placed") {
+      putCard(Object.assign({}, card.order, { status: event.status, version: event.version }));
+    } else if (openStatuses.includes(event.status)) {
+      // A new order (or one not on the board yet): its details come from the order itself.
+      const { response, body } = await call("GET", `/api/cupcakes/${encodeURIComponent(id)}`);
+      if (response.ok && body && body.data) putCard(body.data);
+    } else if (card) {
+      putCard(Object.assign({}, card.order, { status: event.status, version: event.version }));
+    }
+    showKitchenCount();
+  }
+
   // ---- screens: the URL's fragment says which ---------------------------------------------
 
   let current = null;
@@ -478,15 +679,17 @@
     const wanted = location.hash.replace(/^#/, "");
     const screen = screens.includes(wanted) ? wanted : "order";
     for (const name of screens) $(`screen-${name}`).hidden = name !== screen;
-    for (const name of ["order", "orders"]) {
+    for (const name of ["order", "orders", "kitchen"]) {
       const link = $(`nav-${name}`);
       if (name === screen) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
     }
     const first = current === null;
     current = screen;
     document.title = { order: "Cupcake Corner", delivery: "Delivery details · Cupcake Corner",
-      checkout: "Check out · Cupcake Corner", orders: "Orders · Cupcake Corner" }[screen];
+      checkout: "Check out · Cupcake Corner", orders: "Orders · Cupcake Corner",
+      kitchen: "Kitchen · Cupcake Corner" }[screen];
     if (screen === "orders") loadOrders();
+    if (screen === "kitchen") openKitchen(); else closeKitchen();
     if (!first) $(`screen-${screen}`).querySelector("h1").focus();
   }
 

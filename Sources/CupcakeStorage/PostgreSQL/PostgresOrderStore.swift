@@ -327,18 +327,28 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
         try pool.withConnection { connection throws(StorageError) -> [OrderEvent] in
             // Only transactions that have all ended (below the snapshot's xmin): one still running
             // may commit an event with a smaller tx later, which a reader past it would miss.
-            let rows = try connection.query(
-                SQLText(
+            // Two statements, so each has its own plan: one order's events from its index
+            // (order_id, id), every order's from (tx, id).
+            let sql =
+                orderID == nil
+                ? SQLText(
                     """
                     SELECT id, order_id, version, status, at_ms, actor, reason, tx::text FROM order_events
                     WHERE (tx, id) > ($1::text::xid8, $2::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())
-                        AND ($3::bigint IS NULL OR order_id = $3::bigint)
-                    ORDER BY tx, id LIMIT $4::integer
-                    """),
-                [
-                    .text(String(position.transaction)), .integer(position.id), orderID.map { .integer($0) } ?? .null,
-                    .integer(Int64(limit)),
-                ])
+                    ORDER BY tx, id LIMIT $3::integer
+                    """)
+                : SQLText(
+                    """
+                    SELECT id, order_id, version, status, at_ms, actor, reason, tx::text FROM order_events
+                    WHERE order_id = $4::bigint AND (tx, id) > ($1::text::xid8, $2::bigint)
+                        AND tx < pg_snapshot_xmin(pg_current_snapshot())
+                    ORDER BY tx, id LIMIT $3::integer
+                    """)
+            var values: [PostgresConnection.Value] = [
+                .text(String(position.transaction)), .integer(position.id), .integer(Int64(limit)),
+            ]
+            if let orderID { values.append(.integer(orderID)) }
+            let rows = try connection.query(sql, values)
             return (0..<rows.rows.count).compactMap { row -> OrderEvent? in
                 guard
                     let change = StatusHistory.change(

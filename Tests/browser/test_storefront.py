@@ -451,6 +451,27 @@ class KitchenTests(StorefrontTest):
         self.assertLessEqual(overflow, 0, "the board fits a phone")
         self.screenshot("kitchen-phone")
 
+    def test_each_card_offers_exactly_the_next_step_the_rules_allow(self):
+        # One order at each status; the board offers the staff's one step forward, as the rules
+        # (StatusMove) allow, and shows no final order.
+        paths = {"placed": [], "baking": ["baking"], "out_for_delivery": ["baking", "out_for_delivery"],
+                 "delivered": ["baking", "out_for_delivery", "delivered"], "cancelled": ["cancelled"]}
+        offered = {"placed": ["Move to Baking"], "baking": ["Move to Out for delivery"],
+                   "out_for_delivery": ["Move to Delivered"]}
+        for number, (status, path) in enumerate(paths.items(), start=1):
+            self.place(f"Customer {number}")
+            for step in path:
+                self.assertEqual(self.server.api("PATCH", f"/api/cupcakes/{number}", {"status": step},
+                                                 key=self.staff)[0], 200)
+        self.open_board(self.driver)
+        self.wait(lambda: "3 open orders" == self.text_of("kitchen-status"), "three open orders")
+        for number, status in enumerate(paths, start=1):
+            buttons = self.driver.execute_script(
+                "return [...document.querySelectorAll(`#screen-kitchen .card[data-id='${arguments[0]}'] button`)]"
+                ".map(b => b.textContent)", str(number))
+            self.assertEqual(buttons, offered.get(status, []), status)
+            self.assertEqual(self.column_of(self.driver, number), f"column-{status}" if status in offered else None)
+
     def test_a_move_that_lost_a_race_says_changed_elsewhere(self):
         self.place("Ann Lee")
         self.open_board(self.driver)

@@ -226,6 +226,56 @@
     }
   });
 
+  // ---- event streams ---------------------------------------------------------------------------
+
+  // Reads a Server-Sent Events stream with fetch (EventSource cannot send the key or an order's
+  // token), handing each event's data to `onEvent` while `wanted()` holds, and resuming after
+  // the last event seen (Last-Event-ID) when it breaks, waiting 1, 2, 4, then 5 s. When the
+  // server ends it, `resumeAtEnd` says whether to reconnect (the staff feed, after a restart) or
+  // stop (one order's stream, which the server ends after the final status); a 404 calls `onGone`.
+  async function streamEvents(path, extraHeaders, wanted, onEvent, { onGone = () => {}, resumeAtEnd = false } = {}) {
+    let lastId = null;
+    let failures = 0;
+    while (wanted()) {
+      try {
+        const headers = Object.assign({ Accept: "text/event-stream" }, extraHeaders);
+        if (apiKey()) headers["x-api-key"] = apiKey();
+        if (lastId) headers["Last-Event-ID"] = lastId;
+        const response = await fetch(path, { headers, cache: "no-store", credentials: "omit" });
+        if (response.status === 404) { onGone(); return; }
+        if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        let buffer = "";
+        failures = 0;
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (!wanted()) { reader.cancel(); return; }
+          if (done) break;
+          buffer += decoder.decode(value, { stream: true });
+          let end;
+          while ((end = buffer.indexOf("\n\n")) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            let id = null;
+            let data = "";
+            for (const line of block.split("\n")) {
+              if (line.startsWith("id: ")) id = line.slice(4);
+              else if (line.startsWith("data: ")) data += line.slice(6);
+            }
+            if (!data) continue;
+            if (id) lastId = id;
+            try { await onEvent(JSON.parse(data)); } catch (_) { /* a message not understood is skipped */ }
+          }
+        }
+        if (!resumeAtEnd) return;
+      } catch (_) {
+        failures += 1;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 500 * 2 ** failures)));
+      }
+    }
+  }
+
   // ---- the customer's order, live ----------------------------------------------------------
 
   // The last order placed from this tab, followed through its event stream (fetch, not
@@ -249,49 +299,10 @@
     $("tracking-cancel").hidden = status !== "placed";
   }
 
-  async function follow(run) {
-    let lastId = null;
-    let failures = 0;
-    while (tracking && run === trackingRun) {
-      try {
-        const headers = { Accept: "text/event-stream", "Order-Token": tracking.token };
-        if (apiKey()) headers["x-api-key"] = apiKey();
-        if (lastId) headers["Last-Event-ID"] = lastId;
-        const response = await fetch(`/api/cupcakes/${encodeURIComponent(tracking.id)}/events`,
-          { headers, cache: "no-store", credentials: "omit" });
-        if (response.status === 404) { $("tracking").hidden = true; return; }
-        if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
-        const reader = response.body.getReader();
-        const decoder = new TextDecoder();
-        let buffer = "";
-        failures = 0;
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done || run !== trackingRun) return;  // the server ends it after the final status
-          buffer += decoder.decode(value, { stream: true });
-          let end;
-          while ((end = buffer.indexOf("\n\n")) >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            let id = null;
-            let data = "";
-            for (const line of block.split("\n")) {
-              if (line.startsWith("id: ")) id = line.slice(4);
-              else if (line.startsWith("data: ")) data += line.slice(6);
-            }
-            if (!data) continue;
-            if (id) lastId = id;
-            try {
-              const event = JSON.parse(data);
-              showTracking(event.status, event.reason);
-            } catch (_) { /* a message this page does not understand is skipped */ }
-          }
-        }
-      } catch (_) {
-        failures += 1;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 500 * 2 ** failures)));
-      }
-    }
+  function follow(run) {
+    const path = `/api/cupcakes/${encodeURIComponent(tracking.id)}/events`;
+    return streamEvents(path, { "Order-Token": tracking.token }, () => tracking && run === trackingRun,
+      (event) => showTracking(event.status, event.reason), { onGone: () => { $("tracking").hidden = true; } });
   }
 
   $("tracking-cancel").addEventListener("click", async () => {
@@ -613,45 +624,8 @@
   }
 
   // Every order's events, from when the board loaded, resumed after the last one seen.
-  async function followKitchen(run) {
-    let lastId = null;
-    let failures = 0;
-    while (run === kitchenRun) {
-      try {
-        const headers = { Accept: "text/event-stream" };
-        if (apiKey()) headers["x-api-key"] = apiKey();
-        if (lastId) headers["Last-Event-ID"] = lastId;
-        const response = await fetch("/api/events/stream", { headers, cache: "no-store", credentials: "omit" });
-        if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
-        const reader = response.body.getReader();
-        const decoder = new TextDecoder();
-        let buffer = "";
-        failures = 0;
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (run !== kitchenRun) { reader.cancel(); return; }
-          if (done) break;
-          buffer += decoder.decode(value, { stream: true });
-          let end;
-          while ((end = buffer.indexOf("\n\n")) >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            let id = null;
-            let data = "";
-            for (const line of block.split("\n")) {
-              if (line.startsWith("id: ")) id = line.slice(4);
-              else if (line.startsWith("data: ")) data += line.slice(6);
-            }
-            if (!data) continue;
-            if (id) lastId = id;
-            try { await kitchenEvent(JSON.parse(data)); } catch (_) { /* skipped */ }
-          }
-        }
-      } catch (_) {
-        failures += 1;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 500 * 2 ** failures)));
-      }
-    }
+  function followKitchen(run) {
+    return streamEvents("/api/events/stream", {}, () => run === kitchenRun, kitchenEvent, { resumeAtEnd: true });
   }
 
   async function kitchenEvent(event) {

@@ -66,7 +66,9 @@ let package = Package(
         // Server: the reqres-compatible HTTP endpoint on libmicrohttpd.
         .target(
             name: "CupcakeServer",
-            dependencies: ["CupcakeDomain", "CupcakeJSON", "CupcakeStorage", "CMicroHTTPD", "CCrypto"],
+            dependencies: [
+                "CupcakeDomain", "CupcakeJSON", "CupcakeStorage", "CupcakeCheckout", "CMicroHTTPD", "CCrypto",
+            ],
             // The OpenAPI description (a link to docs/openapi.yaml) and the storefront's files
             // (Web/), compiled into the binary.
             resources: [

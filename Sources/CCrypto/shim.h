@@ -20,3 +20,24 @@ static inline int cupcake_sha256(const void *bytes, size_t count, unsigned char 
 static inline int cupcake_random_bytes(unsigned char *bytes, int count) {
     return RAND_bytes(bytes, count);
 }
+
+/* HMAC-SHA256 of `bytes` with `key` into `mac` (32 bytes), through OpenSSL 3's one-shot MAC
+   interface; 1 on success. Signs webhook deliveries. */
+static inline int cupcake_hmac_sha256(const void *key, size_t key_count, const void *bytes, size_t count,
+    unsigned char *mac) {
+    size_t size = 0;
+    return EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key, key_count, bytes, count, mac, 32, &size) != NULL
+        && size == 32;
+}
+
+/* Standard base64 (with padding) of `count` bytes into `out`, which has room for
+   4 * ((count + 2) / 3) + 1 bytes; returns the length written. */
+static inline int cupcake_base64_encode(const unsigned char *bytes, int count, unsigned char *out) {
+    return EVP_EncodeBlock(out, bytes, count);
+}
+
+/* Standard base64 of `count` characters (a multiple of 4) into `out` (3 * count / 4 bytes);
+   returns the bytes decoded, padding included, or -1 for text that is not base64. */
+static inline int cupcake_base64_decode(const unsigned char *text, int count, unsigned char *out) {
+    return EVP_DecodeBlock(out, text, count);
+}

@@ -119,3 +119,13 @@ static inline long cupcake_curl_response_code(const struct cupcake_curl *api, CU
     if (api->easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &code) != CURLE_OK) return 0;
     return code;
 }
+
+typedef curl_socket_t (*cupcake_curl_opensocket_callback)(void *context, curlsocktype purpose,
+    struct curl_sockaddr *address);
+
+/* CURLOPT_OPENSOCKETFUNCTION: libcurl asks it for every socket it opens, with the address it is
+   about to connect to (after name resolution), so a refused address is never connected to. */
+static inline CURLcode cupcake_curl_set_opensocket(const struct cupcake_curl *api, CURL *handle,
+    cupcake_curl_opensocket_callback value) {
+    return api->easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, value);
+}

@@ -12,6 +12,7 @@ public final class OrderServer: @unchecked Sendable {
     private let purge: any DispatchSourceTimer
     private let limitsSummary: any DispatchSourceTimer
     private let events: EventHub
+    private let webhooks: WebhookDispatcher
     /// Where the service listens, e.g. `http://127.0.0.1:8080`.
     public let baseURL: String
     /// The port bound.
@@ -57,9 +58,12 @@ public final class OrderServer: @unchecked Sendable {
             store: store,
             heartbeatSeconds: min(
                 configuration.eventHeartbeatSeconds, Double(max(1, configuration.idleTimeoutSeconds - 1))))
+        let now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        let webhooks = WebhookDispatcher(
+            store: store, settings: configuration.webhooks, metrics: metrics, log: log, now: now)
         let api = OrderAPI(
-            store: store, committer: committer, access: configuration.access, log: log, metrics: metrics,
-            events: events)
+            store: store, committer: committer, access: configuration.access, log: log, now: now, metrics: metrics,
+            events: events, webhooks: webhooks, webhookSettings: configuration.webhooks)
         api.backups?.removeLeftovers()
         let http = HTTPServer(
             host: configuration.host, port: configuration.port, limits: limits, handler: api, log: log,
@@ -68,6 +72,7 @@ public final class OrderServer: @unchecked Sendable {
         do {
             try http.start()
             events.start()
+            webhooks.start()
         } catch {
             committer.shutdown()
             store.close()
@@ -93,6 +98,7 @@ public final class OrderServer: @unchecked Sendable {
         self.committer = committer
         self.http = http
         self.events = events
+        self.webhooks = webhooks
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         baseURL = "http://\(host):\(http.port)"
     }
@@ -104,6 +110,8 @@ public final class OrderServer: @unchecked Sendable {
         // Streams end first: a suspended connection would otherwise hold the daemon's stop.
         events.stop()
         http.shutdown()
+        // After the last request (none can add work), before the database closes.
+        webhooks.stop()
         committer.shutdown()
         store.close()
     }

@@ -50,6 +50,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// How often an idle event stream gets a comment (under the idle timeout, and under what
     /// proxies allow: nginx's `proxy_read_timeout` is 60 s).
     public var eventHeartbeatSeconds = 10.0
+    /// How webhooks are delivered (see ``WebhookSettings``).
+    public var webhooks = WebhookSettings()
 
     /// The defaults.
     public init() {}
@@ -60,7 +62,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         "trustedProxies",
         "connectionsPerClient", "postsPerSecondPerClient", "postBurstPerClient", "failedKeysPerMinute",
         "bodyLimitBytes", "connectionLimit", "idleTimeoutSeconds", "requestTimeoutSeconds", "threads", "pinThreads",
-        "durability", "accessLog",
+        "durability", "accessLog", "eventHeartbeatSeconds", "webhookAllowPrivateAddresses", "webhookRetryScale",
+        "webhookDisableAfterSeconds", "webhookTimeoutSeconds", "webhookConnectTimeoutSeconds", "webhookWorkers",
     ]
 
     /// Who may do what, from these settings.
@@ -176,6 +179,24 @@ public struct ServerConfiguration: Sendable, Equatable {
         if let pin = try boolean("pinThreads") { pinThreads = pin }
         if let open = try boolean("insecureNoKeys") { insecureNoKeys = open }
         if let log = try boolean("accessLog") { accessLog = log }
+        func number(_ key: String, _ range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {
+            guard let value = value(key) else { return nil }
+            guard let number = value.number, range.contains(number) else {
+                throw ConfigurationError("'\(key)' must be a number in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return number
+        }
+        if let seconds = try number("eventHeartbeatSeconds", 0.01...3600) { eventHeartbeatSeconds = seconds }
+        if let allow = try boolean("webhookAllowPrivateAddresses") { webhooks.allowPrivateAddresses = allow }
+        if let scale = try number("webhookRetryScale", 0.000_001...1) { webhooks.retryScale = scale }
+        if let seconds = try integer("webhookDisableAfterSeconds", 1...31_536_000) {
+            webhooks.disableAfterSeconds = seconds
+        }
+        if let seconds = try integer("webhookTimeoutSeconds", 1...300) { webhooks.timeoutSeconds = seconds }
+        if let seconds = try integer("webhookConnectTimeoutSeconds", 1...300) {
+            webhooks.connectTimeoutSeconds = seconds
+        }
+        if let workers = try integer("webhookWorkers", 1...64) { webhooks.workers = workers }
     }
 
     /// Whether `text` is a web origin: scheme, host and optional port, nothing else.

@@ -1,6 +1,7 @@
 /// Where orders live. The HTTP handlers talk only to this protocol, so another engine (say
 /// PostgreSQL) can be added without touching them. Every method is safe to call from any thread.
-public protocol OrderStore: AnyObject, Sendable {
+/// The webhooks' state lives beside the orders (``WebhookStore``).
+public protocol OrderStore: WebhookStore {
     /// A human description of where the data is, for the startup line.
     var location: String { get }
 

@@ -219,6 +219,42 @@ final class GatedStore: OrderStore, @unchecked Sendable {
         inner.releaseIdempotencyKey(key, committed: committed)
     }
     func close() { inner.close() }
+    func createWebhookEndpoint(url: String, eventTypes: [String], secret: String, nowMilliseconds: Int64)
+        throws(StorageError) -> WebhookEndpoint
+    {
+        try inner.createWebhookEndpoint(
+            url: url, eventTypes: eventTypes, secret: secret, nowMilliseconds: nowMilliseconds)
+    }
+    func webhookEndpoints() throws(StorageError) -> [WebhookEndpoint] { try inner.webhookEndpoints() }
+    func changeWebhookEndpoint(id: Int64, _ change: WebhookEndpointChange) throws(StorageError) -> WebhookEndpoint? {
+        try inner.changeWebhookEndpoint(id: id, change)
+    }
+    func deleteWebhookEndpoint(id: Int64) throws(StorageError) -> Bool { try inner.deleteWebhookEndpoint(id: id) }
+    func webhookCursor() throws(StorageError) -> EventPosition? { try inner.webhookCursor() }
+    func enqueueWebhookDeliveries(
+        _ deliveries: [NewWebhookDelivery], from: EventPosition?, to: EventPosition, nowMilliseconds: Int64
+    ) throws(StorageError) -> Bool {
+        try inner.enqueueWebhookDeliveries(deliveries, from: from, to: to, nowMilliseconds: nowMilliseconds)
+    }
+    func claimWebhookDeliveries(owner: String, nowMilliseconds: Int64, leaseUntilMilliseconds: Int64, limit: Int)
+        throws(StorageError) -> [WebhookDelivery]
+    {
+        try inner.claimWebhookDeliveries(
+            owner: owner, nowMilliseconds: nowMilliseconds, leaseUntilMilliseconds: leaseUntilMilliseconds,
+            limit: limit)
+    }
+    func recordWebhookResults(_ results: [WebhookResult]) throws(StorageError) {
+        try inner.recordWebhookResults(results)
+    }
+    func webhookAttempts(endpointID: Int64, limit: Int) throws(StorageError) -> [WebhookAttempt] {
+        try inner.webhookAttempts(endpointID: endpointID, limit: limit)
+    }
+    func redeliverWebhookEvent(eventID: Int64, nowMilliseconds: Int64) throws(StorageError) -> Int {
+        try inner.redeliverWebhookEvent(eventID: eventID, nowMilliseconds: nowMilliseconds)
+    }
+    func webhookBacklog() throws(StorageError) -> (pending: Int, oldestMilliseconds: Int64?) {
+        try inner.webhookBacklog()
+    }
 }
 
 /// Collects an asynchronous answer; `wait` gives up after 10 s.

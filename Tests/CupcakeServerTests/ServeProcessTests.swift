@@ -258,4 +258,27 @@ import Testing
             #expect(error.message == expectedError)
         }
     }
+
+    @Test func theWebhookSettingsAreRead() throws {
+        var configuration = ServerConfiguration()
+        try configuration.apply(
+            fileContents: Data(
+                #"{"webhookAllowPrivateAddresses": true, "webhookRetryScale": 0.001, "webhookDisableAfterSeconds": 60, "webhookTimeoutSeconds": 3, "webhookConnectTimeoutSeconds": 1, "webhookWorkers": 2, "eventHeartbeatSeconds": 2.5}"#
+                    .utf8))
+        var expected = WebhookSettings()
+        expected.allowPrivateAddresses = true
+        expected.retryScale = 0.001
+        expected.disableAfterSeconds = 60
+        expected.timeoutSeconds = 3
+        expected.connectTimeoutSeconds = 1
+        expected.workers = 2
+        #expect(configuration.webhooks == expected)
+        #expect(configuration.eventHeartbeatSeconds == 2.5)
+        #expect(throws: ConfigurationError.self) {
+            try configuration.apply(fileContents: Data(#"{"webhookRetryScale": 0}"#.utf8))
+        }
+        #expect(throws: ConfigurationError.self) {
+            try configuration.apply(fileContents: Data(#"{"webhookWorkers": 0}"#.utf8))
+        }
+    }
 }

@@ -67,9 +67,24 @@ final class CurlExchange: @unchecked Sendable {
         }
     }
 
+    /// Sends `request` from the server to a receiver it does not control (a webhook delivery):
+    /// connecting takes at most `connectTimeout`, the whole exchange `timeout`; no proxy from
+    /// the environment; and every address libcurl is about to connect to, after resolving the
+    /// name, goes through `addresses` first (see ``AddressRule``).
+    func deliver(
+        _ request: OutgoingRequest, connectTimeout: Double, timeout: Double, addresses: AddressGuard
+    ) -> Result<Reply, Failure> {
+        lock.withLock { _ in
+            performLocked(
+                request, timeout: timeout, limit: 64 << 10, destination: nil, caFile: nil,
+                delivery: (connectTimeout, addresses))
+        }
+    }
+
     private func performLocked(
         _ request: OutgoingRequest, timeout: Double, limit: Int, destination: Int32?, caFile: String?,
-        onData: ((UnsafeRawBufferPointer) -> Bool)? = nil, idleSeconds: Int? = nil
+        onData: ((UnsafeRawBufferPointer) -> Bool)? = nil, idleSeconds: Int? = nil,
+        delivery: (connectTimeout: Double, addresses: AddressGuard)? = nil
     ) -> Result<Reply, Failure> {
         let api: UnsafePointer<cupcake_curl>
         switch CurlLibrary.shared.api {
@@ -116,6 +131,14 @@ final class CurlExchange: @unchecked Sendable {
                 _ = cupcake_curl_set_callback(api, handle, CURLOPT_HEADERFUNCTION, Self.header)
                 _ = cupcake_curl_set_pointer(api, handle, CURLOPT_HEADERDATA, context)
                 if let caFile { _ = cupcake_curl_set_string(api, handle, CURLOPT_CAINFO, caFile) }
+                if let delivery {
+                    _ = cupcake_curl_set_long(
+                        api, handle, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(delivery.connectTimeout * 1000)))
+                    _ = cupcake_curl_set_string(api, handle, CURLOPT_NOPROXY, "*")
+                    _ = cupcake_curl_set_opensocket(api, handle, AddressGuard.openSocket)
+                    _ = cupcake_curl_set_pointer(
+                        api, handle, CURLOPT_OPENSOCKETDATA, Unmanaged.passUnretained(delivery.addresses).toOpaque())
+                }
                 switch request.method {
                 case "GET": _ = cupcake_curl_set_long(api, handle, CURLOPT_HTTPGET, 1)
                 case "HEAD": _ = cupcake_curl_set_long(api, handle, CURLOPT_NOBODY, 1)

@@ -21,6 +21,8 @@ public final class Metrics: @unchecked Sendable {
     private var connectionsRefused = 0
     /// How long orders stayed in a status before a move through this instance, by that status.
     private var statusDurations: [String: Histogram] = [:]
+    private var webhookAttempts: [String: Int] = [:]
+    private var webhookLag = Histogram(bounds: Metrics.lagBounds)
 
     private struct RequestKey: Hashable {
         var method: String
@@ -94,8 +96,24 @@ public final class Metrics: @unchecked Sendable {
         }
     }
 
-    /// The exposition, with the orders by status (`orders`, from the database) when given.
-    public func text(ordersByStatus orders: [(status: String, count: Int)] = []) -> String {
+    /// Counts a webhook attempt by its outcome (`delivered`, `retry`, `gave_up`), and for a
+    /// delivery the time from its event to the receiver's 2xx.
+    func webhookAttempt(outcome: String, lagSeconds: Double?) {
+        lock.withLock {
+            webhookAttempts[outcome, default: 0] += 1
+            if let lagSeconds { webhookLag.observe(max(0, lagSeconds)) }
+        }
+    }
+
+    /// Bounds of the webhook lag histogram, in seconds.
+    static let lagBounds: [Double] = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600]
+
+    /// The exposition, with the orders by status (`orders`, from the database) and the webhook
+    /// outbox's backlog (pending deliveries, the oldest's age in seconds) when given.
+    public func text(
+        ordersByStatus orders: [(status: String, count: Int)] = [],
+        webhookBacklog: (pending: Int, oldestSeconds: Double)? = nil
+    ) -> String {
         lock.withLock {
             var out = ""
             out += "# HELP cupcake_http_requests_total HTTP requests answered in full, by method, route and status.\n"
@@ -155,6 +173,22 @@ public final class Metrics: @unchecked Sendable {
             out += "# TYPE cupcake_order_status_seconds histogram\n"
             for (status, histogram) in statusDurations.sorted(by: { $0.key < $1.key }) {
                 out += Self.lines("cupcake_order_status_seconds", histogram, labels: "status=\"\(status)\"")
+            }
+            out += "# HELP cupcake_webhook_attempts_total Webhook delivery attempts by this instance, by outcome.\n"
+            out += "# TYPE cupcake_webhook_attempts_total counter\n"
+            for outcome in Set(["delivered", "retry", "gave_up"]).union(webhookAttempts.keys).sorted() {
+                out += "cupcake_webhook_attempts_total{outcome=\"\(outcome)\"} \(webhookAttempts[outcome] ?? 0)\n"
+            }
+            out += "# HELP cupcake_webhook_delivery_lag_seconds Time from an event to its receiver's 2xx.\n"
+            out += "# TYPE cupcake_webhook_delivery_lag_seconds histogram\n"
+            out += Self.lines("cupcake_webhook_delivery_lag_seconds", webhookLag, labels: nil)
+            if let webhookBacklog {
+                out += "# HELP cupcake_webhook_backlog Webhook deliveries not made yet.\n"
+                out += "# TYPE cupcake_webhook_backlog gauge\n"
+                out += "cupcake_webhook_backlog \(webhookBacklog.pending)\n"
+                out += "# HELP cupcake_webhook_backlog_oldest_seconds Age of the oldest delivery not made yet.\n"
+                out += "# TYPE cupcake_webhook_backlog_oldest_seconds gauge\n"
+                out += "cupcake_webhook_backlog_oldest_seconds \(Self.format(webhookBacklog.oldestSeconds))\n"
             }
             return out
         }

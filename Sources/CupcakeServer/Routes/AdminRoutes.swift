@@ -13,11 +13,15 @@ extension OrderAPI {
             guard let total = try? store.list(OrderQuery(statuses: [status], limit: 1)).total else { return nil }
             return (status.wireName, total)
         }
+        let backlog = (try? store.webhookBacklog()).map { backlog in
+            (backlog.pending, backlog.oldestMilliseconds.map { Double(max(0, now() - $0)) / 1000 } ?? 0)
+        }
+        let text = metrics.text(
+            ordersByStatus: orders.count == OrderStatus.allCases.count ? orders : [], webhookBacklog: backlog)
         respond(
             HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                body: Array(metrics.text(ordersByStatus: orders.count == OrderStatus.allCases.count ? orders : []).utf8)
-            ))
+                body: Array(text.utf8)))
     }
 
     // MARK: - GET /api/backup

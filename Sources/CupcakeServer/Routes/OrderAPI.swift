@@ -24,6 +24,10 @@ public final class OrderAPI: HTTPHandler {
     let metrics: Metrics
     /// Carries the event log to streams, when the server runs one.
     let events: EventHub?
+    /// Delivers webhooks, when the server runs them.
+    let webhooks: WebhookDispatcher?
+    /// How webhooks are delivered (which receivers are allowed).
+    let webhookSettings: WebhookSettings
 
     /// The collection's path.
     static let collectionPath = "/api/cupcakes"
@@ -38,10 +42,13 @@ public final class OrderAPI: HTTPHandler {
     public init(
         store: any OrderStore, committer: GroupCommitter, access: AccessPolicy, log: AccessLog,
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-        metrics: Metrics = Metrics(), events: EventHub? = nil
+        metrics: Metrics = Metrics(), events: EventHub? = nil, webhooks: WebhookDispatcher? = nil,
+        webhookSettings: WebhookSettings = WebhookSettings()
     ) {
         self.metrics = metrics
         self.events = events
+        self.webhooks = webhooks
+        self.webhookSettings = webhookSettings
         backups = store.backups.map { BackupMaker(source: $0, databasePath: $0.databasePath) }
         self.store = store
         self.committer = committer
@@ -119,6 +126,17 @@ public final class OrderAPI: HTTPHandler {
             try orderEvents(request, idText: rest ?? "", access: access, respond: respond)
         case .eventStream:
             try eventStream(request, respond: respond)
+        case .events: try eventFeed(request, respond: respond)
+        case .redeliver: try redeliver(idText: rest ?? "", respond: respond)
+        case .webhookEndpoints:
+            if request.method == "POST" {
+                try createWebhookEndpoint(request, respond: respond)
+            } else {
+                try listWebhookEndpoints(respond: respond)
+            }
+        case .webhookEndpoint: try webhookEndpoint(request, idText: rest ?? "", respond: respond)
+        case .webhookRotation: try rotateWebhookSecret(idText: rest ?? "", respond: respond)
+        case .webhookDeliveries: try webhookDeliveries(request, idText: rest ?? "", respond: respond)
         }
     }
 

@@ -7,6 +7,7 @@ struct Route: Sendable {
     /// What a route serves: the handler the API runs for it.
     enum Endpoint: Sendable {
         case storefront, openAPI, health, readiness, quote, metrics, backup, orders, order, orderEvents, eventStream
+        case events, redeliver, webhookEndpoints, webhookEndpoint, webhookRotation, webhookDeliveries
     }
 
     /// Where a route is.
@@ -122,6 +123,38 @@ struct Route: Sendable {
                     name: "GET", caller: .staff(refusal: "The stream of every order's events needs the staff key."),
                     answersHead: false)
             ], isAPI: true, template: "/api/events/stream", label: "/api/events/stream"),
+        Route(
+            endpoint: .events, path: .exact(["/api/events"]),
+            methods: [Method(name: "GET", caller: .staff(refusal: "The events feed needs the staff key."))],
+            isAPI: true, template: "/api/events", label: "/api/events"),
+        Route(
+            endpoint: .redeliver, path: .itemChild(prefix: "/api/events/", suffix: "/redeliver"),
+            methods: [Method(name: "POST", caller: .staff(refusal: "Redelivering events needs the staff key."))],
+            isAPI: true, template: "/api/events/{id}/redeliver", label: "/api/events/{id}/redeliver"),
+        Route(
+            endpoint: .webhookEndpoints, path: .exact(["/api/webhook-endpoints", "/api/webhook-endpoints/"]),
+            methods: [
+                Method(name: "GET", caller: .staff(refusal: "Webhook endpoints need the staff key.")),
+                Method(name: "POST", caller: .staff(refusal: "Webhook endpoints need the staff key.")),
+            ], isAPI: true, template: "/api/webhook-endpoints", label: "/api/webhook-endpoints"),
+        // Before the endpoint's own route, which would take "3/deliveries" for an id.
+        Route(
+            endpoint: .webhookRotation, path: .itemChild(prefix: "/api/webhook-endpoints/", suffix: "/rotate-secret"),
+            methods: [Method(name: "POST", caller: .staff(refusal: "Webhook endpoints need the staff key."))],
+            isAPI: true, template: "/api/webhook-endpoints/{id}/rotate-secret",
+            label: "/api/webhook-endpoints/{id}/rotate-secret"),
+        Route(
+            endpoint: .webhookDeliveries, path: .itemChild(prefix: "/api/webhook-endpoints/", suffix: "/deliveries"),
+            methods: [Method(name: "GET", caller: .staff(refusal: "Webhook endpoints need the staff key."))],
+            isAPI: true, template: "/api/webhook-endpoints/{id}/deliveries",
+            label: "/api/webhook-endpoints/{id}/deliveries"),
+        Route(
+            endpoint: .webhookEndpoint, path: .item(prefix: "/api/webhook-endpoints/"),
+            methods: [
+                Method(name: "GET", caller: .staff(refusal: "Webhook endpoints need the staff key.")),
+                Method(name: "PATCH", caller: .staff(refusal: "Webhook endpoints need the staff key.")),
+                Method(name: "DELETE", caller: .staff(refusal: "Webhook endpoints need the staff key.")),
+            ], isAPI: true, template: "/api/webhook-endpoints/{id}", label: "/api/webhook-endpoints/{id}"),
         Route(
             endpoint: .quote, path: .exact(["/api/quote"]), methods: [Method(name: "POST", caller: .anyone)],
             isAPI: true, template: "/api/quote", label: "/api/quote"),

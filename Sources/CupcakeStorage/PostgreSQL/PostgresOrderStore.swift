@@ -26,7 +26,7 @@ public final class PostgresOrderStore: OrderStore, @unchecked Sendable {
     /// PostgreSQL commits with `synchronous_commit` on before anyone is answered.
     public let durability = "synchronous_commit on (each commit flushed before it is answered)"
     public let concurrentWriters: Int
-    private let pool: PostgresPool
+    let pool: PostgresPool
     private let claimsLock = NSLock()
     private var claims: [String: String] = [:]
     /// Claims whose release failed (the database was down), released at the next claim.

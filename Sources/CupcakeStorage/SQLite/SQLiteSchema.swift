@@ -110,5 +110,59 @@ enum SQLiteSchema {
                 CREATE INDEX order_events_by_order ON order_events (order_id, id);
                 PRAGMA user_version = 5;
                 """),
+        // 6: webhooks. The endpoints; per endpoint and event a delivery (the body it sends on
+        // every attempt, where it stands, its lease); each attempt; and how far the outbox has
+        // read the event log. The partial indexes hold only pending deliveries: the due ones by
+        // time, and each endpoint's by order, for "the earliest undelivered of its order".
+        Migration(
+            sql: """
+                CREATE TABLE webhook_endpoints (
+                    id INTEGER PRIMARY KEY,
+                    url TEXT NOT NULL,
+                    event_types TEXT NOT NULL,
+                    secret TEXT NOT NULL,
+                    previous_secret TEXT,
+                    previous_secret_until_ms INTEGER,
+                    enabled INTEGER NOT NULL DEFAULT 1,
+                    disabled_reason TEXT,
+                    failing_since_ms INTEGER,
+                    created_at_ms INTEGER NOT NULL
+                );
+                CREATE TABLE webhook_deliveries (
+                    id INTEGER PRIMARY KEY,
+                    endpoint_id INTEGER NOT NULL,
+                    event_id INTEGER NOT NULL,
+                    order_id INTEGER NOT NULL,
+                    type TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'pending',
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_ms INTEGER NOT NULL,
+                    lease_owner TEXT,
+                    lease_until_ms INTEGER NOT NULL DEFAULT 0,
+                    created_at_ms INTEGER NOT NULL,
+                    UNIQUE (endpoint_id, event_id)
+                );
+                CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_ms, id) WHERE state = 'pending';
+                CREATE INDEX webhook_deliveries_by_order ON webhook_deliveries (endpoint_id, order_id, id)
+                    WHERE state = 'pending';
+                CREATE INDEX webhook_deliveries_by_event ON webhook_deliveries (event_id);
+                CREATE TABLE webhook_attempts (
+                    id INTEGER PRIMARY KEY,
+                    delivery_id INTEGER NOT NULL,
+                    endpoint_id INTEGER NOT NULL,
+                    event_id INTEGER NOT NULL,
+                    at_ms INTEGER NOT NULL,
+                    status INTEGER NOT NULL,
+                    duration_ms INTEGER NOT NULL,
+                    error TEXT
+                );
+                CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts (endpoint_id, id);
+                CREATE TABLE webhook_outbox (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    position TEXT NOT NULL
+                );
+                PRAGMA user_version = 6;
+                """),
     ]
 }

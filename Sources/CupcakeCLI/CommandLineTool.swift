@@ -20,6 +20,11 @@ public enum CommandLineTool {
         OrdersAdvanceCommand.self,
         OrdersCancelCommand.self,
         TrackCommand.self,
+        WebhooksAddCommand.self,
+        WebhooksListCommand.self,
+        WebhooksRemoveCommand.self,
+        WebhooksDeliveriesCommand.self,
+        EventsListCommand.self,
         CompletionCommand.self,
     ]
 
@@ -39,6 +44,8 @@ public enum CommandLineTool {
     static let groupAbstracts: [String: String] = [
         "address": "Save, show or forget the delivery address.",
         "orders": "List, show, favourite or cancel placed orders.",
+        "webhooks": "Send the shop's events to other systems, signed (staff).",
+        "events": "Read the shop's events as a feed (staff).",
     ]
 
     /// Runs the command line and returns the exit status; writes only through `console`.

@@ -31,7 +31,8 @@ public final class WebhookDispatcher: @unchecked Sendable {
     private let metrics: Metrics
     private let log: AccessLog
     private let now: @Sendable () -> Int64
-    private var queue: [WebhookDelivery] = []
+    /// Claimed deliveries waiting for a delivery thread, with their lease's end.
+    private var queue: [(delivery: WebhookDelivery, leaseUntil: Int64)] = []
     private var finished: [WebhookResult] = []
     private var inFlight = 0
     private var running = false
@@ -190,21 +191,29 @@ public final class WebhookDispatcher: @unchecked Sendable {
         _ = try store.enqueueWebhookDeliveries([], from: cursor, to: end, nowMilliseconds: now())
     }
 
+    /// The longest one attempt can take: libcurl's whole-exchange timeout bounds it.
+    private var attemptMilliseconds: Int64 { Int64(settings.timeoutSeconds + settings.connectTimeoutSeconds) * 1000 }
+
+    /// The most deliveries claimed and waiting at once (a batch per pass keeps up with a busy
+    /// shop; each pass costs a few transactions whatever its size).
+    static let queueLimit = 256
+
     /// Claims what the delivery threads can take and queues it.
     private func claim() throws {
-        let room = lock.withLock { settings.workers * 2 - queue.count - inFlight }
+        let room = lock.withLock { Self.queueLimit - queue.count - inFlight }
         guard room > 0 else { return }
         let time = now()
-        // Twice the longest an attempt can take (libcurl's whole-exchange timeout bounds it):
-        // a lease outlives its attempt, so no other instance claims a delivery still in flight;
-        // a killed instance's deliveries pass on once it has run out.
-        let lease = Int64(2 * (settings.timeoutSeconds + settings.connectTimeoutSeconds)) * 1000
+        // Four times the longest attempt: a delivery waits in the queue behind others, then its
+        // attempt must end before the lease does. A delivery thread drops one whose lease has
+        // no room left for a whole attempt (it is claimed again once the lease ends), so no
+        // delivery is ever sent while another instance may hold it; a killed instance's
+        // deliveries pass on once their leases run out.
         let claimed = try store.claimWebhookDeliveries(
-            owner: owner, nowMilliseconds: time, leaseUntilMilliseconds: time + lease, limit: room)
+            owner: owner, nowMilliseconds: time, leaseUntilMilliseconds: time + 4 * attemptMilliseconds, limit: room)
         guard !claimed.isEmpty else { return }
         let endpoints = Dictionary(uniqueKeysWithValues: try store.webhookEndpoints().map { ($0.id, $0) })
         lock.withLock {
-            queue += claimed
+            queue += claimed.map { ($0, time + 4 * attemptMilliseconds) }
             self.endpoints = endpoints
         }
         for _ in claimed { work.signal() }
@@ -217,21 +226,28 @@ public final class WebhookDispatcher: @unchecked Sendable {
         while true {
             work.wait()
             let next = lock.withLock { () -> (WebhookDelivery, WebhookEndpoint?)? in
-                guard running, !queue.isEmpty else { return nil }
-                inFlight += 1
-                let delivery = queue.removeFirst()
-                return (delivery, endpoints[delivery.endpointID])
+                while running, !queue.isEmpty {
+                    let (delivery, leaseUntil) = queue.removeFirst()
+                    // Too late to finish before the lease ends: left for a later claim.
+                    guard now() + attemptMilliseconds < leaseUntil else { continue }
+                    inFlight += 1
+                    return (delivery, endpoints[delivery.endpointID])
+                }
+                return nil
             }
             guard let (delivery, endpoint) = next else {
                 if lock.withLock({ !running }) { return }
                 continue
             }
             let result = attempt(delivery, endpoint: endpoint, poster: poster)
-            lock.withLock {
+            let starving = lock.withLock { () -> Bool in
                 inFlight -= 1
                 finished.append(result)
+                return queue.isEmpty
             }
-            wake.signal()
+            // The loop records and claims at its next poll; sooner when there is nothing
+            // left to send (an order's next event waits for this one's record).
+            if starving { wake.signal() }
         }
     }
 

@@ -1,0 +1,62 @@
+"""The webhook half of scripts/bench. Usage: webhooks.py summarize WITH.txt WITHOUT.txt, or
+webhooks.py keepup PORT STAFF_KEY SECONDS WRK_OUTPUT: while wrk runs for SECONDS against an
+instance with an endpoint subscribed to every event, samples its /metrics each second (the
+outbox backlog), then waits for the backlog to empty and prints the delivery lag's p50/p99
+(from its histogram: the bucket bound each falls under), the largest backlog seen and what
+was delivered."""
+import re
+import statistics
+import sys
+import time
+import urllib.request
+
+
+def metrics(port, key):
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"x-api-key": key})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.read().decode()
+
+
+def value(text, pattern):
+    match = re.search(pattern, text, re.M)
+    return float(match.group(1)) if match else 0.0
+
+
+def quantile(text, q):
+    buckets = [(float("inf") if bound == "+Inf" else float(bound), float(count)) for bound, count in
+               re.findall(r'^cupcake_webhook_delivery_lag_seconds_bucket\{le="([^"]+)"\} (\d+)$', text, re.M)]
+    total = buckets[-1][1] if buckets else 0
+    for bound, count in buckets:
+        if total and count >= q * total:
+            return bound
+    return float("nan")
+
+
+if sys.argv[1] == "summarize":
+    rows = lambda path: [float(line.split()[0]) for line in open(path) if line.strip()]
+    with_hooks, without = statistics.median(rows(sys.argv[2])), statistics.median(rows(sys.argv[3]))
+    print("  POST throughput with one endpoint subscribed to every event: %.0f req/s, without: %.0f req/s"
+          % (with_hooks, without))
+    print("  ratio with/without webhooks: %.2fx (target >= 0.90)" % (with_hooks / without))
+    sys.exit(0)
+
+port, key, seconds = sys.argv[2], sys.argv[3], int(sys.argv[4])
+peak = 0
+start = time.time()
+while time.time() - start < seconds:
+    peak = max(peak, value(metrics(port, key), r"^cupcake_webhook_backlog (\d+)$"))
+    time.sleep(1)
+deadline = time.time() + 120
+while time.time() < deadline:
+    text = metrics(port, key)
+    if value(text, r"^cupcake_webhook_backlog (\d+)$") == 0:
+        break
+    time.sleep(0.5)
+text = metrics(port, key)
+posted = value(text, r"^cupcake_orders_created_total (\d+)$")
+delivered = value(text, r'^cupcake_webhook_attempts_total\{outcome="delivered"\} (\d+)$')
+drained = time.time() - start - seconds
+print("  %d s of wrk: %d orders placed, %d delivered; largest backlog %d; emptied %.1f s after wrk stopped"
+      % (seconds, posted, delivered, peak, max(0, drained)))
+print("  delivery lag (event to the receiver's 2xx): p50 <= %s s, p99 <= %s s (target p99 < 1 s)"
+      % (quantile(text, 0.5), quantile(text, 0.99)))

@@ -22,11 +22,17 @@ def value(text, pattern):
     return float(match.group(1)) if match else 0.0
 
 
-def quantile(text, q):
-    buckets = [(float("inf") if bound == "+Inf" else float(bound), float(count)) for bound, count in
-               re.findall(r'^cupcake_webhook_delivery_lag_seconds_bucket\{le="([^"]+)"\} (\d+)$', text, re.M)]
-    total = buckets[-1][1] if buckets else 0
-    for bound, count in buckets:
+def buckets(text):
+    return [(float("inf") if bound == "+Inf" else float(bound), float(count)) for bound, count in
+            re.findall(r'^cupcake_webhook_delivery_lag_seconds_bucket\{le="([^"]+)"\} (\d+)$', text, re.M)]
+
+
+def quantile(before, after, q):
+    """The bucket bound the q-quantile of the lags observed between two scrapes falls under."""
+    old = dict(buckets(before))
+    window = [(bound, count - old.get(bound, 0)) for bound, count in buckets(after)]
+    total = window[-1][1] if window else 0
+    for bound, count in window:
         if total and count >= q * total:
             return bound
     return float("nan")
@@ -40,23 +46,24 @@ if sys.argv[1] == "summarize":
     print("  ratio with/without webhooks: %.2fx (target >= 0.90)" % (with_hooks / without))
     sys.exit(0)
 
-port, key, seconds = sys.argv[2], sys.argv[3], int(sys.argv[4])
+port, key, seconds, label = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+first = metrics(port, key)
 peak = 0
 start = time.time()
 while time.time() - start < seconds:
     peak = max(peak, value(metrics(port, key), r"^cupcake_webhook_backlog (\d+)$"))
     time.sleep(1)
-deadline = time.time() + 120
+stopped = time.time()
+deadline = stopped + 300
 while time.time() < deadline:
-    text = metrics(port, key)
-    if value(text, r"^cupcake_webhook_backlog (\d+)$") == 0:
+    if value(metrics(port, key), r"^cupcake_webhook_backlog (\d+)$") == 0:
         break
     time.sleep(0.5)
-text = metrics(port, key)
-posted = value(text, r"^cupcake_orders_created_total (\d+)$")
-delivered = value(text, r'^cupcake_webhook_attempts_total\{outcome="delivered"\} (\d+)$')
-drained = time.time() - start - seconds
-print("  %d s of wrk: %d orders placed, %d delivered; largest backlog %d; emptied %.1f s after wrk stopped"
-      % (seconds, posted, delivered, peak, max(0, drained)))
-print("  delivery lag (event to the receiver's 2xx): p50 <= %s s, p99 <= %s s (target p99 < 1 s)"
-      % (quantile(text, 0.5), quantile(text, 0.99)))
+last = metrics(port, key)
+placed = r"^cupcake_orders_created_total (\d+)$"
+delivered = r'^cupcake_webhook_attempts_total\{outcome="delivered"\} (\d+)$'
+print("  %s, %d s: %d orders placed (%.0f/s), %d delivered; largest backlog %d; empty %.1f s after wrk stopped"
+      % (label, seconds, value(last, placed) - value(first, placed), (value(last, placed) - value(first, placed)) / seconds,
+         value(last, delivered) - value(first, delivered), peak, time.time() - stopped))
+print("  %s: delivery lag (event to the receiver's 2xx) p50 <= %s s, p99 <= %s s (target p99 < 1 s)"
+      % (label, quantile(first, last, 0.5), quantile(first, last, 0.99)))

@@ -11,6 +11,16 @@
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 #include <pthread.h>
 extern int pthread_setname_np(pthread_t thread, const char *name);
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+extern long syscall(long number, ...);
+
+/* Sets the calling thread's nice value (Linux keeps one per thread, addressed by its thread id,
+   which only the variadic syscall() gives); 0 on success. */
+static inline int cupcake_set_thread_nice(int nice) {
+  return setpriority(PRIO_PROCESS, (id_t) syscall(SYS_gettid), nice);
+}
 
 /* MHD_get_connection_info is variadic, which Swift cannot call; these ask it for one field. */
 static inline void *cupcake_connection_socket_context(struct MHD_Connection *connection) {

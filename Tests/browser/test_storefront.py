@@ -5,6 +5,7 @@ their labels, as a person finds them. Run by scripts/browser (and so by scripts/
 import json
 import os
 import re
+import socket
 import sqlite3
 import subprocess
 import tempfile
@@ -486,6 +487,53 @@ class KitchenTests(StorefrontTest):
         self.assertEqual(self.column_of(self.driver, 1), "column-baking", "shown as it is, not overwritten")
         status, _, body = self.server.api("GET", "/api/cupcakes/1", key=self.staff)
         self.assertEqual(body["data"]["status"], "baking")
+
+
+def webhook_config():
+    """A server config that lets webhooks reach loopback, with retries a thousand times sooner."""
+    handle, path = tempfile.mkstemp(prefix="cupcake-browser-", suffix=".json")
+    with os.fdopen(handle, "w") as file:
+        json.dump({"webhookAllowPrivateAddresses": True, "webhookRetryScale": 0.001}, file)
+    return path
+
+
+class KitchenWebhookTests(StorefrontTest):
+    """The board's settings show each webhook endpoint's health, and enable a disabled one."""
+    server_arguments = ("--api-key", "app-key-for-the-test", "--staff-key", "staff-key-for-the-test",
+                        "--config", webhook_config())
+    staff = "staff-key-for-the-test"
+
+    def test_the_settings_show_each_webhooks_health_and_enable_a_disabled_one(self):
+        with socket.socket() as probe:  # a loopback port nothing listens on
+            probe.bind(("127.0.0.1", 0))
+            closed = probe.getsockname()[1]
+        failing_url, healthy_url = f"http://127.0.0.1:{closed}/hooks", f"http://127.0.0.1:{closed}/other"
+        for url in (failing_url, healthy_url):
+            status, _, _ = self.server.api("POST", "/api/webhook-endpoints", {"url": url}, key=self.staff)
+            self.assertEqual(status, 201)
+        self.assertEqual(self.server.api("PATCH", "/api/webhook-endpoints/2", {"enabled": False},
+                                         key=self.staff)[0], 200)
+        status, _, _ = self.server.api("POST", "/api/cupcakes", {
+            "type": 1, "quantity": 3, "name": "Ann", "streetAddress": "1 Main St", "city": "Nashville",
+            "zip": "37201"}, key=self.staff)
+        self.assertEqual(status, 201)
+        # The delivery to the closed port fails: the first endpoint is failing.
+        deadline = time.time() + WAIT
+        while time.time() < deadline and not self.server.api(
+                "GET", "/api/webhook-endpoints/1", key=self.staff)[2]["failingSince"]:
+            time.sleep(0.05)
+        self.driver.get(self.server.url + "/")
+        self.driver.execute_script(f"sessionStorage.setItem('cupcake.apiKey', '{self.staff}')")
+        self.driver.get(self.server.url + "/#kitchen")
+        self.driver.find_element(By.CSS_SELECTOR, "#kitchen-settings summary").click()
+        self.wait(lambda: self.text_of("webhooks-status") == "2 webhooks", "the two endpoints listed")
+        items = lambda: [item.text for item in self.driver.find_elements(By.CSS_SELECTOR, "#webhooks .endpoint")]
+        self.assertIn("Failing since", items()[0])
+        self.assertIn(failing_url, items()[0])
+        self.assertIn("Disabled: disabled by the staff", items()[1])
+        self.button(f"Enable the webhook to {healthy_url} again").click()
+        self.wait(lambda: "Disabled" not in items()[1], "the endpoint enabled again")
+        self.assertTrue(self.server.api("GET", "/api/webhook-endpoints/2", key=self.staff)[2]["enabled"])
 
 
 class KeyTests(StorefrontTest):

@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -28,6 +29,11 @@ POSTGRES = os.environ.get("CUPCAKE_TEST_POSTGRES_URL")
 DOWN_SECONDS = float(os.environ.get("CUPCAKE_WEBHOOK_DOWN_SECONDS", "60"))
 APP, STAFF = "app-key-for-webhook-tests", "staff-key-for-webhook-tests"
 ORDER = {"type": 1, "quantity": 3, "name": "Ada", "streetAddress": "1 Loop Rd", "city": "Nashville", "zip": "37201"}
+
+
+def report(*words):
+    """One WEBHOOKS line for docs/RELIABILITY.md's figures."""
+    print("WEBHOOKS", *words, file=sys.stderr, flush=True)
 
 
 def wait_until(condition, seconds, message):
@@ -340,6 +346,9 @@ class WebhookTest(unittest.TestCase):
                    f"{len(expected - set(back.ids()))} of {len(expected)} events never arrived")
         self.assertEqual(back.refused, [])
         self.assert_in_order(back)
+        report(self.engine, f"receiver down {DOWN_SECONDS:.0f} s: {len(orders)} orders, {len(expected)} events, "
+               f"{len(back.ids())} deliveries after it came back, {len(expected - set(back.ids()))} missing, "
+               f"per-order order kept")
         # /metrics saw the retries and the deliveries, and nothing is left to send.
         status, metrics = server.api("GET", "/metrics")
         self.assertEqual(status, 200)
@@ -371,6 +380,8 @@ class WebhookTest(unittest.TestCase):
         duplicates = {webhook_id for webhook_id in ids if ids.count(webhook_id) > 1}
         self.assertLessEqual(duplicates, in_flight, "only deliveries in flight at the kill may come twice")
         self.assert_in_order(receiver)
+        report(self.engine, f"kill -9 with {len(in_flight)} deliveries in flight: {len(expected)} events, "
+               f"all delivered after the restart, {len(duplicates)} sent twice (each one in flight at the kill)")
 
     def test_a_receiver_that_never_answers_does_not_hold_up_orders(self):
         server = self.serve(self.database())
@@ -384,6 +395,7 @@ class WebhookTest(unittest.TestCase):
         receiver.hold.set()
         receiver.hold = None
         wait_until(lambda: len(set(receiver.ids())) >= 60, 60, "deliveries did not resume")
+        report(self.engine, "60 orders answered 201 while every delivery thread waited on the receiver")
 
     # ---- where deliveries may go -----------------------------------------------------------
 
@@ -441,6 +453,8 @@ class PostgresWebhookTest(WebhookTest):
         duplicates = {webhook_id for webhook_id in ids if ids.count(webhook_id) > 1}
         self.assertLessEqual(duplicates, in_flight)
         self.assert_in_order(receiver)
+        report(self.engine, f"two instances: 40 orders' events delivered once each; one killed with "
+               f"{len(in_flight)} in flight: all {len(expected)} delivered, {len(duplicates)} twice")
 
 
 if __name__ == "__main__":

@@ -519,8 +519,71 @@
       return;
     }
     showKitchenCount();
-    waitedTimer = setInterval(() => { for (const card of cards.values()) renderCard(card); }, 30000);
+    showWebhooks(run);
+    waitedTimer = setInterval(() => {
+      for (const card of cards.values()) renderCard(card);
+      showWebhooks(run);
+    }, 30000);
     followKitchen(run);
+  }
+
+  // The board's settings: each webhook endpoint with its health (healthy, failing since when,
+  // or disabled and why), and a button to enable a disabled one again.
+  async function showWebhooks(run) {
+    let answer;
+    try {
+      answer = await call("GET", "/api/webhook-endpoints");
+    } catch (error) {
+      $("webhooks-status").textContent = error.message;
+      return;
+    }
+    if (run !== kitchenRun) return;
+    const { response, body } = answer;
+    if (!response.ok || !body) {
+      $("webhooks-status").textContent = problemText(response.status, body);
+      return;
+    }
+    const endpoints = body.data || [];
+    $("webhooks-status").textContent = endpoints.length === 0
+      ? "No webhooks: the shop tells no other system (add one with cupcake webhooks add URL)."
+      : `${endpoints.length} ${endpoints.length === 1 ? "webhook" : "webhooks"}`;
+    $("webhooks").replaceChildren(...endpoints.map((endpoint) => {
+      const item = document.createElement("li");
+      item.className = "endpoint";
+      const url = document.createElement("p");
+      url.textContent = `${endpoint.url} (${endpoint.eventTypes.join(", ")})`;
+      const health = document.createElement("p");
+      health.className = "health";
+      if (!endpoint.enabled) {
+        health.textContent = `Disabled: ${endpoint.disabledReason || "by the staff"}`;
+        health.classList.add("bad");
+      } else if (endpoint.failingSince) {
+        health.textContent = `Failing since ${new Date(endpoint.failingSince).toLocaleString()}`;
+        health.classList.add("bad");
+      } else {
+        health.textContent = "Healthy";
+      }
+      item.append(url, health);
+      if (!endpoint.enabled) {
+        const enable = document.createElement("button");
+        enable.type = "button";
+        enable.textContent = "Enable again";
+        enable.setAttribute("aria-label", `Enable the webhook to ${endpoint.url} again`);
+        enable.addEventListener("click", async () => {
+          enable.disabled = true;
+          try {
+            const { response: changed, body: problem } = await call(
+              "PATCH", `/api/webhook-endpoints/${encodeURIComponent(endpoint.id)}`, { enabled: true });
+            if (!changed.ok) $("webhooks-status").textContent = problemText(changed.status, problem);
+          } catch (error) {
+            $("webhooks-status").textContent = error.message;
+          }
+          showWebhooks(run);
+        });
+        item.append(enable);
+      }
+      return item;
+    }));
   }
 
   function showKitchenCount() {

@@ -1,3 +1,4 @@
+import CMicroHTTPD
 import CupcakeCheckout
 import CupcakeDomain
 import CupcakeJSON
@@ -70,6 +71,7 @@ public final class WebhookDispatcher: @unchecked Sendable {
         lock.withLock { running = true }
         stopped.enter()
         let loop = Thread { [self] in
+            Self.runInBackground(named: "cupcake-outbox")
             run()
             stopped.leave()
         }
@@ -81,6 +83,7 @@ public final class WebhookDispatcher: @unchecked Sendable {
                 allowPrivateAddresses: settings.allowPrivateAddresses,
                 connectTimeout: Double(settings.connectTimeoutSeconds), timeout: Double(settings.timeoutSeconds))
             let thread = Thread { [self] in
+                Self.runInBackground(named: "cupcake-hook-\(index)")
                 deliverLoop(poster)
                 stopped.leave()
             }
@@ -103,6 +106,21 @@ public final class WebhookDispatcher: @unchecked Sendable {
         wake.signal()
         for _ in 0..<settings.workers { work.signal() }
         _ = stopped.wait(timeout: .now() + grace)
+    }
+
+    /// Names the calling thread (for `top -H` and /proc) and lowers its CPU priority to nice 10.
+    ///
+    /// Delivering costs more CPU than placing the order did (an outgoing HTTP exchange, the
+    /// payload, the delivery's rows), so on a saturated machine deliveries would take CPU from
+    /// the workers answering orders. At nice 10 these threads get what the order path leaves
+    /// (about a tenth of a core against busy workers): a surge is answered at full speed and
+    /// its deliveries follow after. Only scheduling changes: every attempt is still bounded by
+    /// libcurl's wall-clock timeouts, a delivery is started only while its lease has room for a
+    /// whole attempt, and one whose result is recorded after its lease ended is at worst sent
+    /// again under the same `webhook-id` (see docs/RELIABILITY.md).
+    private static func runInBackground(named name: String) {
+        pthread_setname_np(pthread_self(), name)
+        _ = cupcake_set_thread_nice(10)
     }
 
     /// Looks at the log and the due deliveries now: a change was just made here.

@@ -1,5 +1,6 @@
-"""The webhook half of scripts/bench. Usage: webhooks.py summarize WITH.txt WITHOUT.txt, or
-webhooks.py keepup PORT STAFF_KEY SECONDS WRK_OUTPUT: while wrk runs for SECONDS against an
+"""The webhook half of scripts/bench. Usage: webhooks.py summarize WITH.txt WITHOUT.txt [SLOW.txt],
+webhooks.py drain PORT STAFF_KEY (waits for an empty backlog), or
+webhooks.py keepup PORT STAFF_KEY SECONDS LABEL: while wrk runs for SECONDS against an
 instance with an endpoint subscribed to every event, samples its /metrics each second (the
 outbox backlog), then waits for the backlog to empty and prints the delivery lag's p50/p99
 (from its histogram: the bucket bound each falls under), the largest backlog seen and what
@@ -44,6 +45,16 @@ if sys.argv[1] == "summarize":
     print("  POST throughput with one endpoint subscribed to every event: %.0f req/s, without: %.0f req/s"
           % (with_hooks, without))
     print("  ratio with/without webhooks: %.2fx (target >= 0.90)" % (with_hooks / without))
+    if len(sys.argv) > 4:
+        slow = statistics.median(rows(sys.argv[4]))
+        print("  with an endpoint that takes 5 s to answer: %.0f req/s, ratio to without: %.2fx" % (slow, slow / without))
+    sys.exit(0)
+
+if sys.argv[1] == "drain":
+    # Waits (up to 10 minutes) until nothing is left to deliver.
+    deadline = time.time() + 600
+    while time.time() < deadline and value(metrics(sys.argv[2], sys.argv[3]), r"^cupcake_webhook_backlog (\d+)$"):
+        time.sleep(0.5)
     sys.exit(0)
 
 port, key, seconds, label = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]

@@ -71,7 +71,10 @@ public final class WebhookDispatcher: @unchecked Sendable {
         lock.withLock { running = true }
         stopped.enter()
         let loop = Thread { [self] in
-            Self.runInBackground(named: "cupcake-outbox")
+            // At the normal priority: this thread takes the database's writer (SQLite has one) for
+            // the outbox's transactions, and a holder starved of CPU would hold up the commits of
+            // orders behind it.
+            pthread_setname_np(pthread_self(), "cupcake-outbox")
             run()
             stopped.leave()
         }
@@ -108,15 +111,16 @@ public final class WebhookDispatcher: @unchecked Sendable {
         _ = stopped.wait(timeout: .now() + grace)
     }
 
-    /// Names the calling thread (for `top -H` and /proc) and lowers its CPU priority to nice 10.
+    /// Names the calling delivery thread (for `top -H` and /proc) and lowers its CPU priority to
+    /// nice 10.
     ///
-    /// Delivering costs more CPU than placing the order did (an outgoing HTTP exchange, the
-    /// payload, the delivery's rows), so on a saturated machine deliveries would take CPU from
-    /// the workers answering orders. At nice 10 these threads get what the order path leaves
-    /// (about a tenth of a core against busy workers): a surge is answered at full speed and
-    /// its deliveries follow after. Only scheduling changes: every attempt is still bounded by
-    /// libcurl's wall-clock timeouts, a delivery is started only while its lease has room for a
-    /// whole attempt, and one whose result is recorded after its lease ended is at worst sent
+    /// An HTTP exchange with a receiver costs more CPU than placing the order did, so on a
+    /// saturated machine deliveries would take CPU from the workers answering orders. At nice 10
+    /// these threads get what the order path leaves: a surge is answered at full speed and its
+    /// deliveries follow after. They hold no lock the order path waits for (the database work is
+    /// the loop thread's, at the normal priority). Only scheduling changes: every attempt is
+    /// still bounded by libcurl's wall-clock timeouts, a delivery is started only while its lease
+    /// has room for a whole attempt, and one recorded after its lease ended is at worst sent
     /// again under the same `webhook-id` (see docs/RELIABILITY.md).
     private static func runInBackground(named name: String) {
         pthread_setname_np(pthread_self(), name)

@@ -30,6 +30,7 @@ final class AddressGuard {
                 return -1
             }
         }
-        return socket(family, address.pointee.socktype, address.pointee.protocol)
+        // Close-on-exec, as libcurl's own sockets are.
+        return socket(family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)
     }
 }

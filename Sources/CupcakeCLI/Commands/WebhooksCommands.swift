@@ -5,6 +5,25 @@ import FoundationEssentials
 /// The event types an endpoint may ask for.
 private let eventTypes = ["order.placed", "order.status_changed", "order.cancelled"]
 
+/// Runs one request of a webhook command with the configured endpoint and key, its failure as
+/// the CLI's error.
+private func webhooksCall<T>(
+    _ flags: CheckoutConfiguration.Flags, _ console: Console,
+    _ call: (WebhooksClient) async throws(CheckoutError) -> T
+) async throws(CLIError) -> T {
+    let client = WebhooksClient(configuration: try EndpointOptions.configuration(flags, console: console))
+    do {
+        return try await call(client)
+    } catch {
+        throw EndpointOptions.cliError(error)
+    }
+}
+
+/// `--json`: the server's JSON, pretty, keys sorted, escaped for the terminal.
+private func printJSON(_ value: JSONValue, _ console: Console) {
+    console.print(TerminalText.escapedJSON(value.text(pretty: true, sortedKeys: true)))
+}
+
 /// `cupcake webhooks add URL [--events TYPES]` (staff).
 struct WebhooksAddCommand: Command {
     static let path = ["webhooks", "add"]
@@ -47,15 +66,11 @@ struct WebhooksAddCommand: Command {
     }
 
     func run(console: Console) async throws(CLIError) {
-        let client = WebhooksClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
-        let endpoint: JSONValue
-        do {
-            endpoint = try await client.add(url: url, eventTypes: types)
-        } catch {
-            throw EndpointOptions.cliError(error)
+        let endpoint = try await webhooksCall(endpointFlags, console) { client throws(CheckoutError) in
+            try await client.add(url: url, eventTypes: types)
         }
         if json {
-            console.print(TerminalText.escapedJSON(endpoint.text(pretty: true, sortedKeys: true)))
+            printJSON(endpoint, console)
             return
         }
         let id = TerminalText.escaped(endpoint["id"]?.string ?? "?")
@@ -82,15 +97,11 @@ struct WebhooksListCommand: Command {
     }
 
     func run(console: Console) async throws(CLIError) {
-        let client = WebhooksClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
-        let page: JSONValue
-        do {
-            page = try await client.list()
-        } catch {
-            throw EndpointOptions.cliError(error)
+        let page = try await webhooksCall(endpointFlags, console) { client throws(CheckoutError) in
+            try await client.list()
         }
         if json {
-            console.print(TerminalText.escapedJSON(page.text(pretty: true, sortedKeys: true)))
+            printJSON(page, console)
             return
         }
         let endpoints = page["data"]?.elements ?? []
@@ -139,11 +150,7 @@ struct WebhooksRemoveCommand: Command {
     }
 
     func run(console: Console) async throws(CLIError) {
-        let client = WebhooksClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
-        do {
-            try await client.remove(id: id)
-        } catch {
-            throw EndpointOptions.cliError(error)
+        try await webhooksCall(endpointFlags, console) { client throws(CheckoutError) in try await client.remove(id: id)
         }
         console.print("Webhook endpoint \(TerminalText.escaped(id)) is removed.")
     }
@@ -175,15 +182,11 @@ struct WebhooksDeliveriesCommand: Command {
     }
 
     func run(console: Console) async throws(CLIError) {
-        let client = WebhooksClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
-        let page: JSONValue
-        do {
-            page = try await client.deliveries(id: id, limit: limit)
-        } catch {
-            throw EndpointOptions.cliError(error)
+        let page = try await webhooksCall(endpointFlags, console) { client throws(CheckoutError) in
+            try await client.deliveries(id: id, limit: limit)
         }
         if json {
-            console.print(TerminalText.escapedJSON(page.text(pretty: true, sortedKeys: true)))
+            printJSON(page, console)
             return
         }
         let attempts = page["data"]?.elements ?? []
@@ -229,15 +232,11 @@ struct EventsListCommand: Command {
     }
 
     func run(console: Console) async throws(CLIError) {
-        let client = WebhooksClient(configuration: try EndpointOptions.configuration(endpointFlags, console: console))
-        let page: JSONValue
-        do {
-            page = try await client.events(after: after, limit: limit)
-        } catch {
-            throw EndpointOptions.cliError(error)
+        let page = try await webhooksCall(endpointFlags, console) { client throws(CheckoutError) in
+            try await client.events(after: after, limit: limit)
         }
         if json {
-            console.print(TerminalText.escapedJSON(page.text(pretty: true, sortedKeys: true)))
+            printJSON(page, console)
             return
         }
         for event in page["data"]?.elements ?? [] {

@@ -230,12 +230,18 @@ final class GatedStore: OrderStore, @unchecked Sendable {
         try inner.changeWebhookEndpoint(id: id, change)
     }
     func deleteWebhookEndpoint(id: Int64) throws(StorageError) -> Bool { try inner.deleteWebhookEndpoint(id: id) }
-    func webhookCursor() throws(StorageError) -> EventPosition? { try inner.webhookCursor() }
-    func enqueueWebhookDeliveries(
-        _ deliveries: [NewWebhookDelivery], from: EventPosition?, to: EventPosition, nowMilliseconds: Int64
-    ) throws(StorageError) -> Bool {
-        try inner.enqueueWebhookDeliveries(deliveries, from: from, to: to, nowMilliseconds: nowMilliseconds)
+    func webhookEvent(id: Int64) throws(StorageError) -> OrderEvent? { try inner.webhookEvent(id: id) }
+    func leaseWebhookStream(endpointID: Int64, owner: String, nowMilliseconds: Int64, untilMilliseconds: Int64)
+        throws(StorageError) -> EventPosition?
+    {
+        try inner.leaseWebhookStream(
+            endpointID: endpointID, owner: owner, nowMilliseconds: nowMilliseconds,
+            untilMilliseconds: untilMilliseconds)
     }
+    func webhookOrdersWaiting(endpointID: Int64, orderIDs: [Int64]) throws(StorageError) -> Set<Int64> {
+        try inner.webhookOrdersWaiting(endpointID: endpointID, orderIDs: orderIDs)
+    }
+    func recordWebhookBatch(_ batch: WebhookBatch) throws(StorageError) -> Bool { try inner.recordWebhookBatch(batch) }
     func claimWebhookDeliveries(owner: String, nowMilliseconds: Int64, leaseUntilMilliseconds: Int64, limit: Int)
         throws(StorageError) -> [WebhookDelivery]
     {
@@ -249,8 +255,11 @@ final class GatedStore: OrderStore, @unchecked Sendable {
     func webhookAttempts(endpointID: Int64, limit: Int) throws(StorageError) -> [WebhookAttempt] {
         try inner.webhookAttempts(endpointID: endpointID, limit: limit)
     }
-    func redeliverWebhookEvent(eventID: Int64, nowMilliseconds: Int64) throws(StorageError) -> Int {
-        try inner.redeliverWebhookEvent(eventID: eventID, nowMilliseconds: nowMilliseconds)
+    func redeliverWebhookEvent(
+        eventID: Int64, orderID: Int64, type: String, endpointIDs: [Int64], nowMilliseconds: Int64
+    ) throws(StorageError) -> Int {
+        try inner.redeliverWebhookEvent(
+            eventID: eventID, orderID: orderID, type: type, endpointIDs: endpointIDs, nowMilliseconds: nowMilliseconds)
     }
     func webhookBacklog() throws(StorageError) -> (pending: Int, oldestMilliseconds: Int64?) {
         try inner.webhookBacklog()

@@ -5,19 +5,54 @@ import Testing
 
 @testable import CupcakeStorage
 
-/// The webhooks' state on each engine: endpoints, the outbox cursor that adds each event once,
-/// claims that keep an order's events in their order and never hand one delivery out twice
-/// while its lease runs, and results that retry, finish or disable.
+/// The webhooks' state on each engine: endpoints that read the log from their position, moved
+/// once per stretch by the instance reading it with what the stretch still owes stored, claims
+/// that keep an order's events in their order and never hand one delivery out twice while its
+/// lease runs, and results that retry, finish or disable.
 @Suite struct WebhookStorageTests {
     static func delivery(endpoint: Int64, event: Int64, order: Int64) -> NewWebhookDelivery {
         NewWebhookDelivery(
             endpointID: endpoint, eventID: event, orderID: order, type: "order.placed", body: "{\"e\":\(event)}")
     }
 
-    static func attempt(_ delivery: WebhookDelivery, at: Int64, status: Int) -> WebhookAttempt {
+    static func attempt(endpoint: Int64, event: Int64, at: Int64, status: Int) -> WebhookAttempt {
         WebhookAttempt(
-            deliveryID: delivery.id, endpointID: delivery.endpointID, eventID: delivery.eventID, atMilliseconds: at,
-            status: status, durationMilliseconds: 3, error: status == 0 ? "refused" : nil)
+            deliveryID: 0, endpointID: endpoint, eventID: event, atMilliseconds: at, status: status,
+            durationMilliseconds: 3, error: (200...299).contains(status) ? nil : "refused")
+    }
+
+    static func attempt(_ delivery: WebhookDelivery, at: Int64, status: Int) -> WebhookAttempt {
+        attempt(endpoint: delivery.endpointID, event: delivery.eventID, at: at, status: status)
+    }
+
+    /// Places `count` orders: their `order.placed` events, in the log's order.
+    static func place(_ count: Int, in store: any OrderStore, after position: EventPosition) throws -> [OrderEvent] {
+        _ = try store.insert(StorageFixtures.newOrders(0..<count))
+        // On PostgreSQL the log is read up to the oldest transaction still running anywhere on the
+        // server (other tests run beside this one): wait, a bounded while, for it to pass them.
+        var events: [OrderEvent] = []
+        for _ in 0..<500 {
+            events = try store.events(after: position, orderID: nil, limit: 100)
+            if events.count >= count { break }
+            usleep(10_000)
+        }
+        try #require(events.count == count)
+        return events
+    }
+
+    /// Stores deliveries for events, as a stretch from the endpoint's position to the last one.
+    static func store(
+        _ deliveries: [NewWebhookDelivery], _ store: any OrderStore, endpoint: WebhookEndpoint, to: EventPosition
+    ) throws {
+        #expect(
+            try store.leaseWebhookStream(
+                endpointID: endpoint.id, owner: "a", nowMilliseconds: 10, untilMilliseconds: 20)
+                == endpoint.position)
+        #expect(
+            try store.recordWebhookBatch(
+                WebhookBatch(
+                    endpointID: endpoint.id, owner: "a", from: endpoint.position, to: to, attempts: [],
+                    deliveries: deliveries, endpointChange: nil, nowMilliseconds: 10)))
     }
 
     @Test(arguments: Engine.allCases)
@@ -44,8 +79,12 @@ import Testing
                 == 50)
         let disabled = try #require(try store.changeWebhookEndpoint(id: made.id, .enabled(false, reason: "410 Gone")))
         #expect(!disabled.enabled && disabled.disabledReason == "410 Gone")
+        // Events while it is disabled are skipped: enabled again, it reads on from the log's end.
+        let missed = try Self.place(2, in: store, after: made.position)
         let enabled = try #require(try store.changeWebhookEndpoint(id: made.id, .enabled(true, reason: nil)))
         #expect(enabled.enabled && enabled.disabledReason == nil && enabled.failingSinceMilliseconds == nil)
+        #expect(enabled.position >= missed[1].position)
+        #expect(try store.events(after: enabled.position, orderID: nil, limit: 10).isEmpty)
         #expect(try store.changeWebhookEndpoint(id: made.id + 100, .enabled(true, reason: nil)) == nil)
         #expect(try store.deleteWebhookEndpoint(id: made.id))
         #expect(try !store.deleteWebhookEndpoint(id: made.id))
@@ -53,25 +92,108 @@ import Testing
     }
 
     @Test(arguments: Engine.allCases)
-    func theCursorAddsEachEventOnce(_ engine: Engine) throws {
+    func aStretchMovesThePositionOnceAndStoresWhatIsOwed(_ engine: Engine) throws {
+        let subject = try GroupCommitTests.subject(engine)
+        let store = subject.store
+        defer { store.close() }
+        // An endpoint reads the log from its end when it is made: earlier events are not its.
+        let before = try Self.place(1, in: store, after: .start)
+        let endpoint = try store.createWebhookEndpoint(
+            url: "http://127.0.0.1:9/", eventTypes: [], secret: "whsec_a", nowMilliseconds: 1)
+        #expect(endpoint.position >= before[0].position)
+        let events = try Self.place(3, in: store, after: endpoint.position)
+        let from = try #require(
+            try store.leaseWebhookStream(
+                endpointID: endpoint.id, owner: "a", nowMilliseconds: 10, untilMilliseconds: 1_000))
+        #expect(from == endpoint.position)
+        #expect(try store.webhookBacklog().pending == 3)
+        // The first event delivered, the second failed, the third still being sent.
+        let (one, two, three) = (events[0], events[1], events[2])
+        let stretch = WebhookBatch(
+            endpointID: endpoint.id, owner: "a", from: from, to: three.position,
+            attempts: [
+                Self.attempt(endpoint: endpoint.id, event: one.position.id, at: 11, status: 204),
+                Self.attempt(endpoint: endpoint.id, event: two.position.id, at: 12, status: 500),
+            ],
+            deliveries: [
+                NewWebhookDelivery(
+                    endpointID: endpoint.id, eventID: two.position.id, orderID: two.orderID, type: "order.placed",
+                    body: "{\"e\":2}", attempts: 1, nextAttemptMilliseconds: 2_000),
+                NewWebhookDelivery(
+                    endpointID: endpoint.id, eventID: three.position.id, orderID: three.orderID,
+                    type: "order.placed", body: "", nextAttemptMilliseconds: 13,
+                    lease: WebhookLease(owner: "a", untilMilliseconds: 1_000)),
+            ], endpointChange: .failing(sinceMilliseconds: 12), nowMilliseconds: 13)
+        #expect(try store.recordWebhookBatch(stretch))
+        // A second reader of the same stretch, from where the position was: records nothing.
+        #expect(try !store.recordWebhookBatch(stretch))
+        #expect(try store.webhookEndpoints().first?.position == three.position)
+        #expect(try store.webhookEndpoints().first?.failingSinceMilliseconds == 12)
+        let attempts = try store.webhookAttempts(endpointID: endpoint.id, limit: 10)
+        #expect(attempts.map(\.status) == [500, 204])
+        #expect(attempts.map(\.error) == ["refused", nil])
+        // The orders whose later events must wait.
+        #expect(
+            try store.webhookOrdersWaiting(endpointID: endpoint.id, orderIDs: events.map(\.orderID))
+                == [two.orderID, three.orderID])
+        #expect(try store.webhookBacklog().pending == 2)
+        #expect(try store.webhookBacklog().oldestMilliseconds == 13)
+        // The one being sent is nobody else's until its lease ends; the failed one is due at 2,000.
+        #expect(
+            try store.claimWebhookDeliveries(owner: "b", nowMilliseconds: 999, leaseUntilMilliseconds: 5_000, limit: 9)
+                .isEmpty)
+        let taken = try store.claimWebhookDeliveries(
+            owner: "b", nowMilliseconds: 1_000, leaseUntilMilliseconds: 5_000, limit: 9)
+        #expect(taken.map(\.eventID) == [three.position.id])
+        #expect(taken.first?.body == "")
+        // Results find their delivery by endpoint and event.
+        try store.recordWebhookResults([
+            WebhookResult(
+                attempt: Self.attempt(taken[0], at: 1_001, status: 200), outcome: .delivered, endpointChange: nil)
+        ])
+        let retried = try store.claimWebhookDeliveries(
+            owner: "b", nowMilliseconds: 2_000, leaseUntilMilliseconds: 5_000, limit: 9)
+        #expect(retried.map(\.eventID) == [two.position.id])
+        #expect(retried.first?.attempts == 1 && retried.first?.body == "{\"e\":2}")
+        #expect(try store.webhookEvent(id: two.position.id) == two)
+        #expect(try store.webhookEvent(id: three.position.id + 100) == nil)
+    }
+
+    @Test(arguments: Engine.allCases)
+    func oneInstanceAtATimeReadsAnEndpointsLog(_ engine: Engine) throws {
         let subject = try GroupCommitTests.subject(engine)
         let store = subject.store
         defer { store.close() }
         let endpoint = try store.createWebhookEndpoint(
             url: "http://127.0.0.1:9/", eventTypes: [], secret: "whsec_a", nowMilliseconds: 1)
-        #expect(try store.webhookCursor() == nil)
-        let first = [Self.delivery(endpoint: endpoint.id, event: 1, order: 1)]
-        #expect(try store.enqueueWebhookDeliveries(first, from: nil, to: EventPosition(id: 1), nowMilliseconds: 5))
-        #expect(try store.webhookCursor() == EventPosition(id: 1))
-        // A second reader of the same events, from where the cursor was: adds nothing.
-        #expect(try !store.enqueueWebhookDeliveries(first, from: nil, to: EventPosition(id: 1), nowMilliseconds: 5))
-        // The same event again from the right place: ignored, not an error.
+        let events = try Self.place(1, in: store, after: endpoint.position)
         #expect(
-            try store.enqueueWebhookDeliveries(
-                first + [Self.delivery(endpoint: endpoint.id, event: 2, order: 1)], from: EventPosition(id: 1),
-                to: EventPosition(id: 2), nowMilliseconds: 6))
-        #expect(try store.webhookBacklog().pending == 2)
-        #expect(try store.webhookBacklog().oldestMilliseconds == 5)
+            try store.leaseWebhookStream(
+                endpointID: endpoint.id, owner: "a", nowMilliseconds: 10, untilMilliseconds: 100)
+                == endpoint.position)
+        let theirs = WebhookBatch(
+            endpointID: endpoint.id, owner: "b", from: endpoint.position, to: events[0].position, attempts: [],
+            deliveries: [], endpointChange: nil, nowMilliseconds: 20)
+        if engine == .postgres {
+            // Another instance waits for the lease to end, and cannot move the position meanwhile.
+            #expect(
+                try store.leaseWebhookStream(
+                    endpointID: endpoint.id, owner: "b", nowMilliseconds: 99, untilMilliseconds: 200) == nil)
+            #expect(try !store.recordWebhookBatch(theirs))
+        }
+        // Once it has ended (on SQLite at once: one process writes the file), it takes over.
+        #expect(
+            try store.leaseWebhookStream(
+                endpointID: endpoint.id, owner: "b", nowMilliseconds: 100, untilMilliseconds: 200)
+                == endpoint.position)
+        #expect(try store.recordWebhookBatch(theirs))
+        // A disabled endpoint is read by nobody.
+        _ = try store.changeWebhookEndpoint(id: endpoint.id, .enabled(false, reason: "by the staff"))
+        #expect(
+            try store.leaseWebhookStream(
+                endpointID: endpoint.id, owner: "b", nowMilliseconds: 300, untilMilliseconds: 400)
+                == nil)
+        #expect(try store.webhookBacklog().pending == 0)
     }
 
     @Test(arguments: Engine.allCases)
@@ -81,10 +203,10 @@ import Testing
         defer { store.close() }
         let endpoint = try store.createWebhookEndpoint(
             url: "http://127.0.0.1:9/", eventTypes: [], secret: "whsec_a", nowMilliseconds: 1)
-        // Order 1: events 1 and 3; order 2: event 2.
+        // Order 1: events 1 and 3; order 2: event 2 (owed, as a stretch stores them).
         let deliveries = [(1, 1), (2, 2), (3, 1)].map { Self.delivery(endpoint: endpoint.id, event: $0.0, order: $0.1) }
-        #expect(
-            try store.enqueueWebhookDeliveries(deliveries, from: nil, to: EventPosition(id: 3), nowMilliseconds: 10))
+        let events = try Self.place(3, in: store, after: endpoint.position)
+        try Self.store(deliveries, store, endpoint: endpoint, to: events[2].position)
         let claimed = try store.claimWebhookDeliveries(
             owner: "a", nowMilliseconds: 10, leaseUntilMilliseconds: 1_000, limit: 10)
         // Event 3 waits for event 1 (same order); event 2 does not.
@@ -135,10 +257,11 @@ import Testing
         defer { store.close() }
         let endpoint = try store.createWebhookEndpoint(
             url: "http://127.0.0.1:9/", eventTypes: [], secret: "whsec_a", nowMilliseconds: 1)
-        #expect(
-            try store.enqueueWebhookDeliveries(
-                [Self.delivery(endpoint: endpoint.id, event: 7, order: 1)], from: nil, to: EventPosition(id: 7),
-                nowMilliseconds: 10))
+        let events = try Self.place(1, in: store, after: endpoint.position)
+        let event = events[0]
+        try Self.store(
+            [Self.delivery(endpoint: endpoint.id, event: event.position.id, order: event.orderID)], store,
+            endpoint: endpoint, to: event.position)
         let claimed = try store.claimWebhookDeliveries(
             owner: "a", nowMilliseconds: 10, leaseUntilMilliseconds: 100, limit: 5)
         try store.recordWebhookResults([
@@ -152,16 +275,27 @@ import Testing
         _ = try store.changeWebhookEndpoint(id: endpoint.id, .enabled(true, reason: nil))
         let again = try store.claimWebhookDeliveries(
             owner: "a", nowMilliseconds: 50, leaseUntilMilliseconds: 100, limit: 5)
-        #expect(again.map(\.eventID) == [7])
+        #expect(again.map(\.eventID) == [event.position.id])
         try store.recordWebhookResults([
             WebhookResult(attempt: Self.attempt(again[0], at: 51, status: 0), outcome: .gaveUp, endpointChange: nil)
         ])
         #expect(try store.webhookBacklog().pending == 0)
-        #expect(try store.redeliverWebhookEvent(eventID: 7, nowMilliseconds: 60) == 1)
-        #expect(try store.redeliverWebhookEvent(eventID: 8, nowMilliseconds: 60) == 0)
+        // Redelivery starts the stored delivery over, and makes one (bodiless, made when sent)
+        // at an endpoint that has none (it was delivered as it was read).
+        let other = try store.createWebhookEndpoint(
+            url: "http://127.0.0.1:9/other", eventTypes: [], secret: "whsec_b", nowMilliseconds: 1)
+        #expect(
+            try store.redeliverWebhookEvent(
+                eventID: event.position.id, orderID: event.orderID, type: "order.placed",
+                endpointIDs: [endpoint.id, other.id, other.id + 100], nowMilliseconds: 60) == 2)
+        #expect(
+            try store.redeliverWebhookEvent(
+                eventID: event.position.id, orderID: event.orderID, type: "order.placed", endpointIDs: [],
+                nowMilliseconds: 60) == 0)
         let redelivered = try store.claimWebhookDeliveries(
             owner: "a", nowMilliseconds: 60, leaseUntilMilliseconds: 100, limit: 5)
-        #expect(redelivered.map(\.eventID) == [7])
-        #expect(redelivered.first?.attempts == 0)
+        #expect(redelivered.map(\.eventID) == [event.position.id, event.position.id])
+        #expect(redelivered.map(\.attempts) == [0, 0])
+        #expect(Set(redelivered.map(\.body)) == ["{\"e\":\(event.position.id)}", ""])
     }
 }

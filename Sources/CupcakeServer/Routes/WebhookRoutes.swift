@@ -17,7 +17,6 @@ extension OrderAPI {
     func createWebhookEndpoint(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws {
         try Self.requireJSONBody(request)
         let (url, types) = try decodeEndpoint(request.body)
-        if try store.webhookEndpoints().isEmpty { try webhooks?.moveCursorToEnd() }
         let endpoint = try store.createWebhookEndpoint(
             url: url, eventTypes: types, secret: WebhookSignature.newSecret(), nowMilliseconds: now())
         respond(
@@ -112,7 +111,18 @@ extension OrderAPI {
         guard let eventID = WebhookEvent.eventID(idText) else {
             throw Problem.notFound("There is no event with id '\(idText)'.")
         }
-        let count = try store.redeliverWebhookEvent(eventID: eventID, nowMilliseconds: now())
+        guard let event = try store.webhookEvent(id: eventID) else {
+            throw Problem.notFound("There is no event with id '\(idText)'.")
+        }
+        // Every endpoint that received it, or was sent it: one subscribed to its type, made
+        // before it, whose reading of the log has passed it.
+        let type = WebhookEvent.type(of: event.change.status)
+        let endpoints = try store.webhookEndpoints().filter {
+            $0.receives(type, atMilliseconds: event.change.atMilliseconds) && $0.position >= event.position
+        }
+        let count = try store.redeliverWebhookEvent(
+            eventID: eventID, orderID: event.orderID, type: type, endpointIDs: endpoints.map(\.id),
+            nowMilliseconds: now())
         guard count > 0 else {
             throw Problem.notFound("Event '\(idText)' has no webhook deliveries to make again.")
         }

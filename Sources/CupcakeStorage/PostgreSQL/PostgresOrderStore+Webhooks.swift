@@ -1,12 +1,13 @@
 /// The webhooks' state in PostgreSQL (see ``WebhookStore``), shared by every instance over the
-/// database: the outbox cursor is moved under its row's lock, and deliveries are claimed with
-/// `FOR UPDATE SKIP LOCKED` and a lease, so two instances never send one delivery at once and a
-/// killed instance's claims pass to the others when their leases end.
+/// database: one instance at a time reads an endpoint's log (a lease on the endpoint's row, and
+/// its position moved only by the holder), and deliveries are claimed with `FOR UPDATE SKIP
+/// LOCKED` and a lease, so two instances never send one event at once and a killed instance's
+/// share passes to the others when its leases end.
 extension PostgresOrderStore: WebhookStore {
     private static let endpointColumns = SQLText(
         """
         SELECT id, url, event_types, secret, previous_secret, previous_secret_until_ms, enabled, disabled_reason,
-            failing_since_ms, created_at_ms FROM webhook_endpoints
+            failing_since_ms, created_at_ms, position FROM webhook_endpoints
         """)
 
     private static func endpoints(_ rows: PostgresConnection.Rows) -> [WebhookEndpoint] {
@@ -18,7 +19,8 @@ extension PostgresOrderStore: WebhookStore {
                 previousSecretUntilMilliseconds: rows.rows[row][5].flatMap { Int64($0) },
                 enabled: rows.boolean(row, 6), disabledReason: rows.rows[row][7],
                 failingSinceMilliseconds: rows.rows[row][8].flatMap { Int64($0) },
-                createdAtMilliseconds: rows.integer(row, 9))
+                createdAtMilliseconds: rows.integer(row, 9),
+                position: EventPosition(text: rows.text(row, 10)) ?? .start)
         }
     }
 
@@ -41,12 +43,19 @@ extension PostgresOrderStore: WebhookStore {
         throws(StorageError) -> WebhookEndpoint
     {
         var endpoint = WebhookEndpoint(
-            id: 0, url: url, eventTypes: eventTypes, secret: secret, createdAtMilliseconds: nowMilliseconds)
+            id: 0, url: url, eventTypes: eventTypes, secret: secret, createdAtMilliseconds: nowMilliseconds,
+            position: try latestEventPosition())
         let rows = try pool.withConnection { connection throws(StorageError) in
             try connection.query(
                 SQLText(
-                    "INSERT INTO webhook_endpoints (url, event_types, secret, created_at_ms) VALUES ($1, $2, $3, $4) RETURNING id"
-                ), [.text(url), .text(endpoint.storedEventTypes), .text(secret), .integer(nowMilliseconds)])
+                    """
+                    INSERT INTO webhook_endpoints (url, event_types, secret, created_at_ms, position)
+                    VALUES ($1, $2, $3, $4, $5) RETURNING id
+                    """),
+                [
+                    .text(url), .text(endpoint.storedEventTypes), .text(secret), .integer(nowMilliseconds),
+                    .text(endpoint.position.description),
+                ])
         }
         endpoint.id = rows.integer(0, 0)
         return endpoint
@@ -61,7 +70,14 @@ extension PostgresOrderStore: WebhookStore {
     public func changeWebhookEndpoint(id: Int64, _ change: WebhookEndpointChange) throws(StorageError)
         -> WebhookEndpoint?
     {
-        try transaction { connection throws(StorageError) -> WebhookEndpoint? in
+        // Enabled again: it reads on from the log's end (what happened meanwhile is skipped).
+        let end = change == .enabled(true, reason: nil) ? try latestEventPosition() : nil
+        return try transaction { connection throws(StorageError) -> WebhookEndpoint? in
+            if let end {
+                try connection.query(
+                    SQLText("UPDATE webhook_endpoints SET position = $2 WHERE id = $1 AND NOT enabled"),
+                    [.integer(id), .text(end.description)])
+            }
             try Self.apply(change, to: id, connection)
             return Self.endpoints(try connection.query(Self.endpointColumns + SQLText("WHERE id = $1"), [.integer(id)]))
                 .first
@@ -110,47 +126,116 @@ extension PostgresOrderStore: WebhookStore {
         }
     }
 
-    public func webhookCursor() throws(StorageError) -> EventPosition? {
-        try pool.withConnection { connection throws(StorageError) -> EventPosition? in
-            let rows = try connection.query(SQLText("SELECT position FROM webhook_outbox WHERE id = 1"))
-            return rows.rows.isEmpty ? nil : EventPosition(text: rows.text(0, 0))
+    public func webhookEvent(id: Int64) throws(StorageError) -> OrderEvent? {
+        let rows = try pool.withConnection { connection throws(StorageError) in
+            try connection.query(
+                SQLText(
+                    "SELECT id, order_id, version, status, at_ms, actor, reason, tx::text FROM order_events WHERE id = $1"
+                ), [.integer(id)])
+        }
+        guard !rows.rows.isEmpty,
+            let change = StatusHistory.change(
+                status: rows.text(0, 3), atMilliseconds: rows.integer(0, 4), actor: rows.text(0, 5),
+                reason: rows.rows[0][6])
+        else { return nil }
+        return OrderEvent(
+            position: EventPosition(transaction: rows.integer(0, 7), id: rows.integer(0, 0)),
+            orderID: rows.integer(0, 1), version: rows.integer(0, 2), change: change)
+    }
+
+    public func leaseWebhookStream(
+        endpointID: Int64, owner: String, nowMilliseconds: Int64, untilMilliseconds: Int64
+    ) throws(StorageError) -> EventPosition? {
+        let rows = try pool.withConnection { connection throws(StorageError) in
+            try connection.query(
+                SQLText(
+                    """
+                    UPDATE webhook_endpoints SET stream_owner = $2, stream_until_ms = $4
+                    WHERE id = $1 AND enabled AND (stream_owner IS NULL OR stream_owner = $2 OR stream_until_ms <= $3)
+                    RETURNING position
+                    """),
+                [.integer(endpointID), .text(owner), .integer(nowMilliseconds), .integer(untilMilliseconds)])
+        }
+        return rows.rows.isEmpty ? nil : EventPosition(text: rows.text(0, 0))
+    }
+
+    public func webhookOrdersWaiting(endpointID: Int64, orderIDs: [Int64]) throws(StorageError) -> Set<Int64> {
+        guard !orderIDs.isEmpty else { return [] }
+        let rows = try pool.withConnection { connection throws(StorageError) in
+            try connection.query(
+                SQLText(
+                    """
+                    SELECT DISTINCT order_id FROM webhook_deliveries
+                    WHERE endpoint_id = $1 AND state = 'pending' AND order_id = ANY($2::bigint[])
+                    """), [.integer(endpointID), .text(PostgresArray.integers(orderIDs))])
+        }
+        return Set((0..<rows.rows.count).map { rows.integer($0, 0) })
+    }
+
+    public func recordWebhookBatch(_ batch: WebhookBatch) throws(StorageError) -> Bool {
+        try transaction { connection throws(StorageError) -> Bool in
+            // Only the holder of the right to read moves the position, and only from where it read.
+            let moved =
+                try connection.query(
+                    SQLText(
+                        "UPDATE webhook_endpoints SET position = $1 WHERE id = $2 AND position = $3 AND stream_owner = $4"
+                    ),
+                    [
+                        .text(batch.to.description), .integer(batch.endpointID), .text(batch.from.description),
+                        .text(batch.owner),
+                    ]
+                ).affected > 0
+            guard moved else { return false }
+            try Self.insert(batch.attempts, connection)
+            for delivery in batch.deliveries {
+                try connection.query(
+                    SQLText(
+                        """
+                        INSERT INTO webhook_deliveries (endpoint_id, event_id, order_id, type, body, attempts,
+                            next_attempt_ms, lease_owner, lease_until_ms, created_at_ms)
+                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (endpoint_id, event_id) DO NOTHING
+                        """),
+                    [
+                        .integer(delivery.endpointID), .integer(delivery.eventID), .integer(delivery.orderID),
+                        .text(delivery.type), .text(delivery.body), .integer(Int64(delivery.attempts)),
+                        .integer(delivery.nextAttemptMilliseconds), delivery.lease.map { .text($0.owner) } ?? .null,
+                        .integer(delivery.lease?.untilMilliseconds ?? 0), .integer(batch.nowMilliseconds),
+                    ])
+            }
+            if let change = batch.endpointChange { try Self.apply(change, to: batch.endpointID, connection) }
+            return true
         }
     }
 
-    public func enqueueWebhookDeliveries(
-        _ deliveries: [NewWebhookDelivery], from: EventPosition?, to: EventPosition, nowMilliseconds: Int64
-    ) throws(StorageError) -> Bool {
-        try transaction { connection throws(StorageError) -> Bool in
-            // The row's lock makes instances take turns; the one that finds the cursor moved
-            // adds nothing.
-            let rows = try connection.query(SQLText("SELECT position FROM webhook_outbox WHERE id = 1 FOR UPDATE"))
-            guard !rows.rows.isEmpty, EventPosition(text: rows.text(0, 0)) == from else { return false }
-            if !deliveries.isEmpty {
-                var insert = PostgresQuery(
-                    SQLText(
-                        """
-                        INSERT INTO webhook_deliveries (endpoint_id, event_id, order_id, type, body, next_attempt_ms,
-                            created_at_ms)
-                        SELECT e, v, o, t, b, n, n FROM unnest(
-                        """))
-                insert.bind(.text(PostgresArray.integers(deliveries.map(\.endpointID))), as: "bigint[]")
-                insert.append(SQLText(","))
-                insert.bind(.text(PostgresArray.integers(deliveries.map(\.eventID))), as: "bigint[]")
-                insert.append(SQLText(","))
-                insert.bind(.text(PostgresArray.integers(deliveries.map(\.orderID))), as: "bigint[]")
-                insert.append(SQLText(","))
-                insert.bind(.text(PostgresArray.texts(deliveries.map(\.type))), as: "text[]")
-                insert.append(SQLText(","))
-                insert.bind(.text(PostgresArray.texts(deliveries.map(\.body))), as: "text[]")
-                insert.append(SQLText(") AS d(e, v, o, t, b), (SELECT"))
-                insert.bind(.integer(nowMilliseconds), as: "bigint")
-                insert.append(SQLText("AS n) AS clock ON CONFLICT (endpoint_id, event_id) DO NOTHING"))
-                try connection.query(insert)
-            }
-            try connection.query(
-                SQLText("UPDATE webhook_outbox SET position = $1 WHERE id = 1"), [.text(to.description)])
-            return true
-        }
+    /// Adds attempts in one statement, in their order, those of endpoints still there.
+    private static func insert(_ attempts: [WebhookAttempt], _ connection: PostgresConnection) throws(StorageError) {
+        guard !attempts.isEmpty else { return }
+        var insert = PostgresQuery(
+            SQLText(
+                """
+                INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_id, at_ms, status, duration_ms, error)
+                SELECT d, e, v, t, s, ms, nullif(err, '') FROM unnest(
+                """))
+        insert.bind(.text(PostgresArray.integers(attempts.map(\.deliveryID))), as: "bigint[]")
+        insert.append(SQLText(","))
+        insert.bind(.text(PostgresArray.integers(attempts.map(\.endpointID))), as: "bigint[]")
+        insert.append(SQLText(","))
+        insert.bind(.text(PostgresArray.integers(attempts.map(\.eventID))), as: "bigint[]")
+        insert.append(SQLText(","))
+        insert.bind(.text(PostgresArray.integers(attempts.map(\.atMilliseconds))), as: "bigint[]")
+        insert.append(SQLText(","))
+        insert.bind(.text(PostgresArray.integers(attempts.map { Int64($0.status) })), as: "integer[]")
+        insert.append(SQLText(","))
+        insert.bind(.text(PostgresArray.integers(attempts.map(\.durationMilliseconds))), as: "bigint[]")
+        insert.append(SQLText(","))
+        insert.bind(.text(PostgresArray.texts(attempts.map { $0.error ?? "" })), as: "text[]")
+        insert.append(
+            SQLText(
+                """
+                ) WITH ORDINALITY AS u(d, e, v, t, s, ms, err, n)
+                WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = u.e) ORDER BY n
+                """))
+        try connection.query(insert)
     }
 
     public func claimWebhookDeliveries(
@@ -190,20 +275,9 @@ extension PostgresOrderStore: WebhookStore {
     public func recordWebhookResults(_ results: [WebhookResult]) throws(StorageError) {
         guard !results.isEmpty else { return }
         try transaction { connection throws(StorageError) in
+            try Self.insert(results.map(\.attempt), connection)
             for result in results {
                 let attempt = result.attempt
-                try connection.query(
-                    SQLText(
-                        """
-                        INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_id, at_ms, status, duration_ms, error)
-                        SELECT $1::bigint, $2::bigint, $3::bigint, $4::bigint, $5::integer, $6::bigint, $7::text
-                        WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $2::bigint)
-                        """),
-                    [
-                        .integer(attempt.deliveryID), .integer(attempt.endpointID), .integer(attempt.eventID),
-                        .integer(attempt.atMilliseconds), .integer(Int64(attempt.status)),
-                        .integer(attempt.durationMilliseconds), attempt.error.map { .text($0) } ?? .null,
-                    ])
                 let (state, next): (WebhookDelivery.State, Int64) =
                     switch result.outcome {
                     case .delivered: (.delivered, 0)
@@ -216,8 +290,9 @@ extension PostgresOrderStore: WebhookStore {
                         UPDATE webhook_deliveries SET state = $1::text, attempts = attempts + 1,
                             next_attempt_ms = CASE WHEN $1 = 'pending' THEN $2 ELSE next_attempt_ms END,
                             lease_owner = NULL, lease_until_ms = 0
-                        WHERE id = $3
-                        """), [.text(state.rawValue), .integer(next), .integer(attempt.deliveryID)])
+                        WHERE endpoint_id = $3 AND event_id = $4
+                        """),
+                    [.text(state.rawValue), .integer(next), .integer(attempt.endpointID), .integer(attempt.eventID)])
                 if let change = result.endpointChange { try Self.apply(change, to: attempt.endpointID, connection) }
             }
         }
@@ -240,21 +315,52 @@ extension PostgresOrderStore: WebhookStore {
         }
     }
 
-    public func redeliverWebhookEvent(eventID: Int64, nowMilliseconds: Int64) throws(StorageError) -> Int {
-        try pool.withConnection { connection throws(StorageError) -> Int in
-            try connection.query(
-                SQLText(
-                    "UPDATE webhook_deliveries SET state = 'pending', attempts = 0, next_attempt_ms = $2 WHERE event_id = $1"
-                ), [.integer(eventID), .integer(nowMilliseconds)]
-            ).affected
+    public func redeliverWebhookEvent(
+        eventID: Int64, orderID: Int64, type: String, endpointIDs: [Int64], nowMilliseconds: Int64
+    ) throws(StorageError) -> Int {
+        guard !endpointIDs.isEmpty else { return 0 }
+        return try transaction { connection throws(StorageError) -> Int in
+            var count = 0
+            for endpointID in endpointIDs {
+                count += try connection.query(
+                    SQLText(
+                        """
+                        INSERT INTO webhook_deliveries (endpoint_id, event_id, order_id, type, body, next_attempt_ms,
+                            created_at_ms)
+                        SELECT $1, $2, $3, $4, '', $5, $5 WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1)
+                        ON CONFLICT (endpoint_id, event_id) DO UPDATE SET state = 'pending', attempts = 0,
+                            next_attempt_ms = excluded.next_attempt_ms
+                        """),
+                    [
+                        .integer(endpointID), .integer(eventID), .integer(orderID), .text(type),
+                        .integer(nowMilliseconds),
+                    ]
+                ).affected
+            }
+            return count
         }
     }
 
     public func webhookBacklog() throws(StorageError) -> (pending: Int, oldestMilliseconds: Int64?) {
-        try pool.withConnection { connection throws(StorageError) -> (pending: Int, oldestMilliseconds: Int64?) in
+        let endpoints = try webhookEndpoints().filter(\.enabled)
+        return try pool.withConnection {
+            connection throws(StorageError) -> (pending: Int, oldestMilliseconds: Int64?) in
+            // The deliveries owed, and for each enabled endpoint the events after its position.
             let rows = try connection.query(
                 SQLText("SELECT count(*), min(created_at_ms) FROM webhook_deliveries WHERE state = 'pending'"))
-            return (Int(rows.integer(0, 0)), rows.rows[0][1].flatMap { Int64($0) })
+            var pending = Int(rows.integer(0, 0))
+            var oldest = rows.rows[0][1].flatMap { Int64($0) }
+            for endpoint in endpoints {
+                let unread = try connection.query(
+                    SQLText(
+                        """
+                        SELECT count(*), min(at_ms) FROM order_events
+                        WHERE (tx, id) > ($1::text::xid8, $2::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())
+                        """), [.text(String(endpoint.position.transaction)), .integer(endpoint.position.id)])
+                pending += Int(unread.integer(0, 0))
+                if let time = unread.rows[0][1].flatMap({ Int64($0) }) { oldest = min(oldest ?? time, time) }
+            }
+            return (pending, oldest)
         }
     }
 }

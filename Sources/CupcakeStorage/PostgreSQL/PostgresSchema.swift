@@ -179,6 +179,16 @@ enum PostgresSchema {
                 );
                 INSERT INTO webhook_outbox (id, position) VALUES (1, '')
                 """)),
+        Migration(
+            name: "webhook endpoints read the log themselves",
+            sql: SQLText(
+                """
+                ALTER TABLE webhook_endpoints ADD COLUMN position TEXT NOT NULL DEFAULT '0',
+                    ADD COLUMN stream_owner TEXT, ADD COLUMN stream_until_ms BIGINT NOT NULL DEFAULT 0;
+                UPDATE webhook_endpoints SET position = coalesce(
+                    (SELECT nullif(position, '') FROM webhook_outbox WHERE id = 1), '0');
+                DROP TABLE webhook_outbox
+                """)),
     ]
 
     /// How many rows hold each (type, favourite, status) count: shards 0 to 15.

@@ -1,9 +1,9 @@
 /// The webhooks' state in SQLite (see ``WebhookStore``): one process writes, so the leases only
-/// keep its own delivery threads apart, and the outbox cursor is the event id.
+/// keep its own delivery threads apart, and an endpoint's position is an event id.
 extension SQLiteOrderStore: WebhookStore {
     static let endpointColumns: StaticString = """
         SELECT id, url, event_types, secret, previous_secret, previous_secret_until_ms, enabled, disabled_reason,
-            failing_since_ms, created_at_ms FROM webhook_endpoints
+            failing_since_ms, created_at_ms, position FROM webhook_endpoints
         """
 
     public func createWebhookEndpoint(url: String, eventTypes: [String], secret: String, nowMilliseconds: Int64)
@@ -12,14 +12,19 @@ extension SQLiteOrderStore: WebhookStore {
         try withWriter { connection throws(StorageError) -> WebhookEndpoint in
             try connection.transaction { () throws(StorageError) -> WebhookEndpoint in
                 try connection.withStatement(
-                    "INSERT INTO webhook_endpoints (url, event_types, secret, created_at_ms) VALUES (?, ?, ?, ?) RETURNING id"
+                    """
+                    INSERT INTO webhook_endpoints (url, event_types, secret, created_at_ms, position)
+                    VALUES (?, ?, ?, ?, ?) RETURNING id
+                    """
                 ) { insert throws(StorageError) -> WebhookEndpoint in
                     let endpoint = WebhookEndpoint(
-                        id: 0, url: url, eventTypes: eventTypes, secret: secret, createdAtMilliseconds: nowMilliseconds)
+                        id: 0, url: url, eventTypes: eventTypes, secret: secret, createdAtMilliseconds: nowMilliseconds,
+                        position: try Self.logEnd(connection))
                     insert.bind(1, url)
                     insert.bind(2, endpoint.storedEventTypes)
                     insert.bind(3, secret)
                     insert.bind(4, nowMilliseconds)
+                    insert.bind(5, endpoint.position.description)
                     guard try insert.step() else { throw StorageError(.failed, "no id for the new endpoint") }
                     var made = endpoint
                     made.id = insert.int64(0)
@@ -27,6 +32,11 @@ extension SQLiteOrderStore: WebhookStore {
                 }
             }
         }
+    }
+
+    /// The position of the log's last event.
+    private static func logEnd(_ connection: SQLiteConnection) throws(StorageError) -> EventPosition {
+        EventPosition(id: Int64(try connection.integerPragma("SELECT coalesce(max(id), 0) FROM order_events")))
     }
 
     public func webhookEndpoints() throws(StorageError) -> [WebhookEndpoint] {
@@ -49,7 +59,8 @@ extension SQLiteOrderStore: WebhookStore {
                         previousSecretUntilMilliseconds: query.optionalString(5).flatMap { Int64($0) },
                         enabled: query.bool(6), disabledReason: query.optionalString(7),
                         failingSinceMilliseconds: query.optionalString(8).flatMap { Int64($0) },
-                        createdAtMilliseconds: query.int64(9)))
+                        createdAtMilliseconds: query.int64(9),
+                        position: EventPosition(text: query.string(10)) ?? .start))
             }
             return endpoints
         }
@@ -71,10 +82,16 @@ extension SQLiteOrderStore: WebhookStore {
     {
         switch change {
         case .enabled(true, _):
+            // What happened while it was disabled is skipped: it reads on from the log's end.
             try connection.withStatement(
-                "UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, failing_since_ms = NULL WHERE id = ?"
+                """
+                UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, failing_since_ms = NULL,
+                    position = CASE WHEN enabled = 1 THEN position ELSE ? END
+                WHERE id = ?
+                """
             ) { update throws(StorageError) in
-                update.bind(1, id)
+                update.bind(1, try logEnd(connection).description)
+                update.bind(2, id)
                 try update.step()
             }
         case .enabled(false, let reason):
@@ -134,29 +151,71 @@ extension SQLiteOrderStore: WebhookStore {
         }
     }
 
-    public func webhookCursor() throws(StorageError) -> EventPosition? {
-        try withReader { connection throws(StorageError) in try Self.cursor(connection) }
+    public func webhookEvent(id: Int64) throws(StorageError) -> OrderEvent? {
+        try events(after: EventPosition(id: id - 1), orderID: nil, limit: 1).first { $0.position.id == id }
     }
 
-    private static func cursor(_ connection: SQLiteConnection) throws(StorageError) -> EventPosition? {
-        try connection.withStatement("SELECT position FROM webhook_outbox WHERE id = 1") {
-            query throws(StorageError) -> EventPosition? in
-            try query.step() ? EventPosition(text: query.string(0)) : nil
+    /// One process writes a SQLite database (its lock sees to that), so the right to read an
+    /// endpoint's log is always this process's: a lease left by a killed one is taken at once.
+    public func leaseWebhookStream(
+        endpointID: Int64, owner: String, nowMilliseconds: Int64, untilMilliseconds: Int64
+    ) throws(StorageError) -> EventPosition? {
+        try withReader { connection throws(StorageError) -> EventPosition? in
+            try connection.withStatement("SELECT position FROM webhook_endpoints WHERE id = ? AND enabled = 1") {
+                query throws(StorageError) -> EventPosition? in
+                query.bind(1, endpointID)
+                return try query.step() ? EventPosition(text: query.string(0)) : nil
+            }
         }
     }
 
-    public func enqueueWebhookDeliveries(
-        _ deliveries: [NewWebhookDelivery], from: EventPosition?, to: EventPosition, nowMilliseconds: Int64
-    ) throws(StorageError) -> Bool {
+    public func webhookOrdersWaiting(endpointID: Int64, orderIDs: [Int64]) throws(StorageError) -> Set<Int64> {
+        guard !orderIDs.isEmpty else { return [] }
+        return try withReader { connection throws(StorageError) -> Set<Int64> in
+            // Nothing owed at all (the usual case): one look at the index.
+            let any = try connection.withStatement(
+                "SELECT 1 FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'pending' LIMIT 1"
+            ) { query throws(StorageError) -> Bool in
+                query.bind(1, endpointID)
+                return try query.step()
+            }
+            guard any else { return [] }
+            var waiting: Set<Int64> = []
+            try connection.withStatement(
+                "SELECT 1 FROM webhook_deliveries WHERE endpoint_id = ? AND order_id = ? AND state = 'pending' LIMIT 1"
+            ) { query throws(StorageError) in
+                for orderID in Set(orderIDs) {
+                    query.reset()
+                    query.bind(1, endpointID)
+                    query.bind(2, orderID)
+                    if try query.step() { waiting.insert(orderID) }
+                }
+            }
+            return waiting
+        }
+    }
+
+    public func recordWebhookBatch(_ batch: WebhookBatch) throws(StorageError) -> Bool {
         try withWriter { connection throws(StorageError) -> Bool in
             try connection.transaction { () throws(StorageError) -> Bool in
-                guard try Self.cursor(connection) == from else { return false }
-                for delivery in deliveries {
+                let moved = try connection.withStatement(
+                    "UPDATE webhook_endpoints SET position = ?, stream_owner = ? WHERE id = ? AND position = ?"
+                ) { update throws(StorageError) -> Bool in
+                    update.bind(1, batch.to.description)
+                    update.bind(2, batch.owner)
+                    update.bind(3, batch.endpointID)
+                    update.bind(4, batch.from.description)
+                    try update.step()
+                    return connection.changes > 0
+                }
+                guard moved else { return false }
+                try Self.insert(batch.attempts, connection)
+                for delivery in batch.deliveries {
                     try connection.withStatement(
                         """
-                        INSERT OR IGNORE INTO webhook_deliveries
-                            (endpoint_id, event_id, order_id, type, body, next_attempt_ms, created_at_ms)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
+                        INSERT OR IGNORE INTO webhook_deliveries (endpoint_id, event_id, order_id, type, body, attempts,
+                            next_attempt_ms, lease_owner, lease_until_ms, created_at_ms)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """
                     ) { insert throws(StorageError) in
                         insert.bind(1, delivery.endpointID)
@@ -164,18 +223,39 @@ extension SQLiteOrderStore: WebhookStore {
                         insert.bind(3, delivery.orderID)
                         insert.bind(4, delivery.type)
                         insert.bind(5, delivery.body)
-                        insert.bind(6, nowMilliseconds)
-                        insert.bind(7, nowMilliseconds)
+                        insert.bind(6, delivery.attempts)
+                        insert.bind(7, delivery.nextAttemptMilliseconds)
+                        if let lease = delivery.lease { insert.bind(8, lease.owner) }
+                        insert.bind(9, delivery.lease?.untilMilliseconds ?? 0)
+                        insert.bind(10, batch.nowMilliseconds)
                         try insert.step()
                     }
                 }
-                try connection.withStatement(
-                    "INSERT INTO webhook_outbox (id, position) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET position = excluded.position"
-                ) { upsert throws(StorageError) in
-                    upsert.bind(1, to.description)
-                    try upsert.step()
-                }
+                if let change = batch.endpointChange { try Self.apply(change, to: batch.endpointID, connection) }
                 return true
+            }
+        }
+    }
+
+    /// Adds attempts, in one statement per attempt, when their endpoint is still there.
+    private static func insert(_ attempts: [WebhookAttempt], _ connection: SQLiteConnection) throws(StorageError) {
+        guard !attempts.isEmpty else { return }
+        try connection.withStatement(
+            """
+            INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_id, at_ms, status, duration_ms, error)
+            SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ?2)
+            """
+        ) { insert throws(StorageError) in
+            for attempt in attempts {
+                insert.reset()
+                insert.bind(1, attempt.deliveryID)
+                insert.bind(2, attempt.endpointID)
+                insert.bind(3, attempt.eventID)
+                insert.bind(4, attempt.atMilliseconds)
+                insert.bind(5, attempt.status)
+                insert.bind(6, attempt.durationMilliseconds)
+                if let error = attempt.error { insert.bind(7, error) }
+                try insert.step()
             }
         }
     }
@@ -239,23 +319,9 @@ extension SQLiteOrderStore: WebhookStore {
         guard !results.isEmpty else { return }
         try withWriter { connection throws(StorageError) in
             try connection.transaction { () throws(StorageError) in
+                try Self.insert(results.map(\.attempt), connection)
                 for result in results {
                     let attempt = result.attempt
-                    try connection.withStatement(
-                        """
-                        INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_id, at_ms, status, duration_ms, error)
-                        SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ?2)
-                        """
-                    ) { insert throws(StorageError) in
-                        insert.bind(1, attempt.deliveryID)
-                        insert.bind(2, attempt.endpointID)
-                        insert.bind(3, attempt.eventID)
-                        insert.bind(4, attempt.atMilliseconds)
-                        insert.bind(5, attempt.status)
-                        insert.bind(6, attempt.durationMilliseconds)
-                        if let error = attempt.error { insert.bind(7, error) }
-                        try insert.step()
-                    }
                     let (state, next): (WebhookDelivery.State, Int64) =
                         switch result.outcome {
                         case .delivered: (.delivered, 0)
@@ -267,12 +333,13 @@ extension SQLiteOrderStore: WebhookStore {
                         UPDATE webhook_deliveries SET state = ?1, attempts = attempts + 1,
                             next_attempt_ms = CASE WHEN ?1 = 'pending' THEN ?2 ELSE next_attempt_ms END,
                             lease_owner = NULL, lease_until_ms = 0
-                        WHERE id = ?3
+                        WHERE endpoint_id = ?3 AND event_id = ?4
                         """
                     ) { update throws(StorageError) in
                         update.bind(1, state.rawValue)
                         update.bind(2, next)
-                        update.bind(3, attempt.deliveryID)
+                        update.bind(3, attempt.endpointID)
+                        update.bind(4, attempt.eventID)
                         try update.step()
                     }
                     if let change = result.endpointChange { try Self.apply(change, to: attempt.endpointID, connection) }
@@ -304,32 +371,56 @@ extension SQLiteOrderStore: WebhookStore {
         }
     }
 
-    public func redeliverWebhookEvent(eventID: Int64, nowMilliseconds: Int64) throws(StorageError) -> Int {
-        try withWriter { connection throws(StorageError) -> Int in
+    public func redeliverWebhookEvent(
+        eventID: Int64, orderID: Int64, type: String, endpointIDs: [Int64], nowMilliseconds: Int64
+    ) throws(StorageError) -> Int {
+        guard !endpointIDs.isEmpty else { return 0 }
+        return try withWriter { connection throws(StorageError) -> Int in
             try connection.transaction { () throws(StorageError) -> Int in
-                try connection.withStatement(
-                    """
-                    UPDATE webhook_deliveries SET state = 'pending', attempts = 0, next_attempt_ms = ?
-                    WHERE event_id = ? RETURNING id
-                    """
-                ) { update throws(StorageError) -> Int in
-                    update.bind(1, nowMilliseconds)
-                    update.bind(2, eventID)
-                    var count = 0
-                    while try update.step() { count += 1 }
-                    return count
+                var count = 0
+                for endpointID in endpointIDs {
+                    try connection.withStatement(
+                        """
+                        INSERT INTO webhook_deliveries (endpoint_id, event_id, order_id, type, body, next_attempt_ms,
+                            created_at_ms)
+                        SELECT ?1, ?2, ?3, ?4, '', ?5, ?5 WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ?1)
+                        ON CONFLICT (endpoint_id, event_id) DO UPDATE SET state = 'pending', attempts = 0,
+                            next_attempt_ms = excluded.next_attempt_ms
+                        """
+                    ) { upsert throws(StorageError) in
+                        upsert.bind(1, endpointID)
+                        upsert.bind(2, eventID)
+                        upsert.bind(3, orderID)
+                        upsert.bind(4, type)
+                        upsert.bind(5, nowMilliseconds)
+                        try upsert.step()
+                        count += connection.changes
+                    }
                 }
+                return count
             }
         }
     }
 
     public func webhookBacklog() throws(StorageError) -> (pending: Int, oldestMilliseconds: Int64?) {
         try withReader { connection throws(StorageError) -> (pending: Int, oldestMilliseconds: Int64?) in
+            // The deliveries owed, and for each enabled endpoint the events after its position.
             try connection.withStatement(
-                "SELECT count(*), min(created_at_ms) FROM webhook_deliveries WHERE state = 'pending'"
+                """
+                SELECT count(*), min(created_at_ms) FROM webhook_deliveries WHERE state = 'pending'
+                UNION ALL
+                SELECT (SELECT count(*) FROM order_events o WHERE o.id > CAST(e.position AS INTEGER)),
+                    (SELECT min(o.at_ms) FROM order_events o WHERE o.id > CAST(e.position AS INTEGER))
+                FROM webhook_endpoints e WHERE e.enabled = 1
+                """
             ) { query throws(StorageError) -> (pending: Int, oldestMilliseconds: Int64?) in
-                guard try query.step() else { return (0, nil) }
-                return (query.int(0), query.optionalString(1).flatMap { Int64($0) })
+                var pending = 0
+                var oldest: Int64?
+                while try query.step() {
+                    pending += query.int(0)
+                    if let time = query.optionalString(1).flatMap({ Int64($0) }) { oldest = min(oldest ?? time, time) }
+                }
+                return (pending, oldest)
             }
         }
     }

@@ -164,5 +164,19 @@ enum SQLiteSchema {
                 );
                 PRAGMA user_version = 6;
                 """),
+        // 7: each endpoint reads the log itself: its position (every event up to it delivered
+        // or made a delivery) and who reads it, until when. Deliveries are made only of what is
+        // still owed, so the one outbox cursor goes; endpoints continue from where it stood.
+        Migration(
+            sql: """
+                ALTER TABLE webhook_endpoints ADD COLUMN position TEXT NOT NULL DEFAULT '0';
+                ALTER TABLE webhook_endpoints ADD COLUMN stream_owner TEXT;
+                ALTER TABLE webhook_endpoints ADD COLUMN stream_until_ms INTEGER NOT NULL DEFAULT 0;
+                UPDATE webhook_endpoints SET position = coalesce(
+                    (SELECT position FROM webhook_outbox WHERE id = 1),
+                    (SELECT CAST(coalesce(max(id), 0) AS TEXT) FROM order_events));
+                DROP TABLE webhook_outbox;
+                PRAGMA user_version = 7;
+                """),
     ]
 }

@@ -21,12 +21,15 @@ public struct WebhookEndpoint: Sendable, Equatable {
     public var failingSinceMilliseconds: Int64?
     /// When it was made.
     public var createdAtMilliseconds: Int64
+    /// How far its deliveries have read the event log: every event up to here was delivered to it
+    /// or became one of its deliveries (those still owed are retried from there).
+    public var position: EventPosition
 
     /// Creates an endpoint's value.
     public init(
         id: Int64, url: String, eventTypes: [String], secret: String, previousSecret: String? = nil,
         previousSecretUntilMilliseconds: Int64? = nil, enabled: Bool = true, disabledReason: String? = nil,
-        failingSinceMilliseconds: Int64? = nil, createdAtMilliseconds: Int64
+        failingSinceMilliseconds: Int64? = nil, createdAtMilliseconds: Int64, position: EventPosition = .start
     ) {
         self.id = id
         self.url = url
@@ -38,10 +41,17 @@ public struct WebhookEndpoint: Sendable, Equatable {
         self.disabledReason = disabledReason
         self.failingSinceMilliseconds = failingSinceMilliseconds
         self.createdAtMilliseconds = createdAtMilliseconds
+        self.position = position
     }
 
     /// Whether it receives events of `type`.
     public func receives(_ type: String) -> Bool { eventTypes.isEmpty || eventTypes.contains(type) }
+
+    /// Whether it receives an event of `type` made at `atMilliseconds`: one it subscribes to, made
+    /// since the endpoint was.
+    public func receives(_ type: String, atMilliseconds: Int64) -> Bool {
+        receives(type) && createdAtMilliseconds <= atMilliseconds
+    }
 
     /// The secrets that sign a delivery made at `now`: the current one, and the previous one
     /// during its grace period.
@@ -59,7 +69,8 @@ public struct WebhookEndpoint: Sendable, Equatable {
 
 /// A change to an endpoint: enable or disable it, or rotate its secret.
 public enum WebhookEndpointChange: Sendable, Equatable {
-    /// Enabled again (its failures forgotten), or disabled with a reason.
+    /// Enabled again (its failures forgotten, and what happened while it was disabled skipped:
+    /// its reading of the log moves to the log's end), or disabled with a reason.
     case enabled(Bool, reason: String?)
     /// A new secret; the old one keeps signing until `previousUntilMilliseconds`.
     case rotated(secret: String, previousUntilMilliseconds: Int64)

@@ -1,13 +1,19 @@
-/// The webhooks' durable state, beside the orders: the endpoints, and the deliveries the outbox
-/// makes from the event log. The event log is the outbox itself (an event is written in the
-/// transaction of its change); the store keeps how far it has been read (the outbox cursor) and,
-/// per endpoint and event, a delivery, marked done only on a 2xx.
+/// The webhooks' durable state, beside the orders: the endpoints, how far each has read the
+/// event log, and the deliveries still owed. The event log is the outbox itself (an event is
+/// written in the transaction of its change).
 ///
-/// Several instances over one PostgreSQL database share the work through leases: a delivery is
-/// claimed by one instance until its lease ends, so no two send it at once, and a killed
-/// instance's claims are taken over when theirs run out.
+/// An endpoint's events are sent as they are read from the log, and its position moves past
+/// them in one transaction with their attempts once each was delivered or became a delivery
+/// (one that failed, is still being sent, or waits behind an earlier event of its order). Only
+/// what is still owed is stored as a delivery, marked done on a 2xx.
+///
+/// Several instances over one PostgreSQL database share the work through leases: one instance
+/// at a time reads an endpoint's log, a delivery is claimed by one instance until its lease
+/// ends, so no two send one event at once, and a killed instance's share passes on when its
+/// leases run out.
 public protocol WebhookStore: AnyObject, Sendable {
-    /// Adds an endpoint, enabled.
+    /// Adds an endpoint, enabled, reading the log from its end (it receives what happens from
+    /// now on).
     func createWebhookEndpoint(url: String, eventTypes: [String], secret: String, nowMilliseconds: Int64)
         throws(StorageError) -> WebhookEndpoint
 
@@ -20,15 +26,25 @@ public protocol WebhookStore: AnyObject, Sendable {
     /// Removes an endpoint with its deliveries and their attempts; false when there was none.
     func deleteWebhookEndpoint(id: Int64) throws(StorageError) -> Bool
 
-    /// How far the outbox has read the event log (nil before it first has).
-    func webhookCursor() throws(StorageError) -> EventPosition?
+    /// The log's event with this id; nil when there is none.
+    func webhookEvent(id: Int64) throws(StorageError) -> OrderEvent?
 
-    /// Adds deliveries made from the events after `from` up to `to`, and moves the cursor to
-    /// `to`, in one transaction, when the cursor is still at `from` (so two instances reading
-    /// the same events add them once); false when another instance moved it first.
-    func enqueueWebhookDeliveries(
-        _ deliveries: [NewWebhookDelivery], from: EventPosition?, to: EventPosition, nowMilliseconds: Int64
-    ) throws(StorageError) -> Bool
+    /// Gives `owner` the right to read an enabled endpoint's log until `untilMilliseconds`
+    /// (taking it when nobody holds it or the holder's lease has ended, keeping it when it is
+    /// `owner`'s), and returns the endpoint's position; nil when another instance holds it, or
+    /// the endpoint is disabled or gone.
+    func leaseWebhookStream(endpointID: Int64, owner: String, nowMilliseconds: Int64, untilMilliseconds: Int64)
+        throws(StorageError) -> EventPosition?
+
+    /// Of `orderIDs`, those with a delivery still owed at the endpoint: their later events wait
+    /// behind it.
+    func webhookOrdersWaiting(endpointID: Int64, orderIDs: [Int64]) throws(StorageError) -> Set<Int64>
+
+    /// Records a stretch of the log read for an endpoint: its attempts, the deliveries still owed
+    /// and the endpoint's change, and moves the endpoint's position from `from` to `to`, in one
+    /// transaction, when it is still at `from` and `owner` still holds the right to read;
+    /// otherwise writes nothing and returns false.
+    func recordWebhookBatch(_ batch: WebhookBatch) throws(StorageError) -> Bool
 
     /// Claims up to `limit` deliveries that are due, of enabled endpoints, each the earliest
     /// undelivered one of its order for its endpoint, and not claimed by anyone whose lease
@@ -36,16 +52,20 @@ public protocol WebhookStore: AnyObject, Sendable {
     func claimWebhookDeliveries(owner: String, nowMilliseconds: Int64, leaseUntilMilliseconds: Int64, limit: Int)
         throws(StorageError) -> [WebhookDelivery]
 
-    /// Records attempts and their consequences, in one transaction.
+    /// Records attempts at deliveries (found by endpoint and event) and their consequences, in
+    /// one transaction.
     func recordWebhookResults(_ results: [WebhookResult]) throws(StorageError)
 
     /// The latest attempts at an endpoint's deliveries, newest first.
     func webhookAttempts(endpointID: Int64, limit: Int) throws(StorageError) -> [WebhookAttempt]
 
-    /// Makes an event's deliveries due again now, each with a fresh retry schedule; returns how
-    /// many.
-    func redeliverWebhookEvent(eventID: Int64, nowMilliseconds: Int64) throws(StorageError) -> Int
+    /// Makes an event due again now at each of `endpointIDs` with a fresh retry schedule (a
+    /// delivery made where there is none); returns how many.
+    func redeliverWebhookEvent(
+        eventID: Int64, orderID: Int64, type: String, endpointIDs: [Int64], nowMilliseconds: Int64
+    ) throws(StorageError) -> Int
 
-    /// How many deliveries are pending, and when the oldest of them was made (nil when none is).
+    /// How much is owed: the deliveries pending and the events enabled endpoints have not read
+    /// yet, and when the oldest of them was made (nil when nothing is owed).
     func webhookBacklog() throws(StorageError) -> (pending: Int, oldestMilliseconds: Int64?)
 }

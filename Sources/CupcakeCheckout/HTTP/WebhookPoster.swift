@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 
 /// POSTs webhook deliveries with libcurl, for the server: one connection cache, one delivery at
 /// a time (a delivery thread owns one). Redirects are not followed; connecting and the whole
@@ -19,6 +20,8 @@ public final class WebhookPoster: Sendable {
     }
 
     private let exchange = CurlExchange()
+    /// The last URL posted to, parsed (a thread posts to the same few endpoints over and over).
+    private let lastURL = Mutex<(text: String, url: URL)?>(nil)
     private let allowPrivateAddresses: Bool
     private let connectTimeout: Double
     private let timeout: Double
@@ -35,7 +38,13 @@ public final class WebhookPoster: Sendable {
 
     /// POSTs `body` (JSON) to `url` with `headers`, and waits for the answer.
     public func post(url: String, headers: [(name: String, value: String)], body: String) -> Outcome {
-        guard let target = URL(string: url), let scheme = target.scheme?.lowercased(),
+        let target = lastURL.withLock { last -> URL? in
+            if let last, last.text == url { return last.url }
+            let parsed = URL(string: url)
+            last = parsed.map { (url, $0) }
+            return parsed
+        }
+        guard let target, let scheme = target.scheme?.lowercased(),
             scheme == "http" || scheme == "https"
         else { return Outcome(status: 0, error: "not an http or https URL") }
         var request = OutgoingRequest(method: "POST", url: target, body: Data(body.utf8))

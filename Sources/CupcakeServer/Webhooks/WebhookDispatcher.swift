@@ -477,6 +477,13 @@ public final class WebhookDispatcher: @unchecked Sendable {
         let found: OrderEvent?
         if let event { found = event } else { found = try store.webhookEvent(id: delivery.eventID) }
         guard let event = found else { throw StorageError(.failed, "event \(delivery.eventID) is not in the log") }
+        // An order's first event (most of them): its history up to the event is the event itself,
+        // so the order's row is all that is read.
+        if event.version == 1, event.change.status == .placed {
+            var order = try store.order(id: event.orderID, history: false)
+            order?.history = [event.change]
+            return WebhookEvent.payload(event, order: order)
+        }
         return WebhookEvent.payload(event, order: try store.order(id: event.orderID, history: true))
     }
 

@@ -169,7 +169,10 @@ public final class WebhookDispatcher: @unchecked Sendable {
     /// these threads get what the order path leaves: a surge is answered at full speed and its
     /// deliveries follow after. They hold no lock the order path waits for (they read the order
     /// for the body on a reader connection of their own; every write is the loop thread's, at the
-    /// normal priority). Only scheduling changes: every attempt is still bounded by libcurl's
+    /// normal priority). A reader's snapshot would keep SQLite from starting its WAL over, so a
+    /// starved thread must not sit on one: each read is one or two point queries whose
+    /// transaction ends with the statement, before the HTTP exchange starts (the webhook volume
+    /// test posts past three WAL restarts with these threads reading throughout). Only scheduling changes: every attempt is still bounded by libcurl's
     /// wall-clock timeouts, a delivery is started only while its lease has room for a whole
     /// attempt, and one recorded after its lease ended is at worst sent again under the same
     /// `webhook-id` (see docs/RELIABILITY.md).
@@ -287,8 +290,10 @@ public final class WebhookDispatcher: @unchecked Sendable {
         let leaseUntil = time + leaseMilliseconds
         var jobs: [Job] = []
         var states: [Int64: Stretch.State] = [:]
-        lock.withLock { serial += 1 }
-        let number = lock.withLock { serial }
+        let number = lock.withLock { () -> Int in
+            serial += 1
+            return serial
+        }
         for event in events {
             if waiting.contains(event.orderID) {
                 states[event.position.id] = .waiting

@@ -3,7 +3,9 @@ import Foundation
 import Testing
 
 /// `cupcake track`: the customer's view of an order placed from this machine (its saved
-/// receipt), and with `--follow` each change as it happens, across a broken stream.
+/// receipt), and with `--follow` each change as it happens, across a broken stream. The
+/// follower runs as a process of its own, as a customer runs it, so it keeps going while the
+/// test runner's threads are busy with other tests.
 @Suite struct TrackCommandTests {
     static func environment(_ endpoint: String, _ home: TemporaryDirectory) -> [String: String] {
         ["XDG_CONFIG_HOME": home.path("config"), "XDG_DATA_HOME": home.path("data"), "CUPCAKE_ENDPOINT": endpoint]
@@ -41,11 +43,10 @@ import Testing
         #expect(await shown.run(["track", "1"]) == 0)
         #expect(shown.stdout.hasPrefix("Order 1: placed\n"))
         #expect(shown.stdout.contains(" placed by customer\n"))
-        let follower = TestConsole(environment: environment)
-        let followed = Task { await follower.run(["track", "1", "--follow"]) }
+        let follower = try CommandProcess(["track", "1", "--follow"], environment: environment)
         #expect(await Self.waitUntil { follower.stderr.contains("Following order 1") })
         for status in ["baking", "out_for_delivery", "delivered"] { try Self.move(port: server.port, "1", status) }
-        #expect(await followed.value == 0, "\(follower.stderr)")
+        #expect(await follower.wait() == 0, "\(follower.stderr)")
         let lines = follower.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "Order 1: placed")
         let moves = lines.filter { $0.hasSuffix(" by staff") }
@@ -65,8 +66,7 @@ import Testing
             databasePath: directory.path("orders.sqlite"), arguments: ["--quiet", "--port", String(port)])
         let environment = Self.environment("http://127.0.0.1:\(port)/api/cupcakes", directory)
         await Self.place(environment)
-        let follower = TestConsole(environment: environment)
-        let followed = Task { await follower.run(["track", "1", "--follow"]) }
+        let follower = try CommandProcess(["track", "1", "--follow"], environment: environment)
         #expect(await Self.waitUntil { follower.stderr.contains("Following order 1") })
         try Self.move(port: port, "1", "baking")
         #expect(await Self.waitUntil { follower.stdout.contains("baking by staff") })
@@ -75,7 +75,7 @@ import Testing
         try server.start()
         try Self.move(port: port, "1", "out_for_delivery")
         try Self.move(port: port, "1", "delivered")
-        #expect(await followed.value == 0, "\(follower.stderr)")
+        #expect(await follower.wait() == 0, "\(follower.stderr)")
         #expect(follower.stderr.contains("Resumed."))
         for status in ["baking", "out for delivery", "delivered"] {
             #expect(follower.stdout.components(separatedBy: "  \(status) by staff").count == 2, "\(status) once")

@@ -64,6 +64,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         "bodyLimitBytes", "connectionLimit", "idleTimeoutSeconds", "requestTimeoutSeconds", "threads", "pinThreads",
         "durability", "accessLog", "eventHeartbeatSeconds", "webhookAllowPrivateAddresses", "webhookRetryScale",
         "webhookDisableAfterSeconds", "webhookTimeoutSeconds", "webhookConnectTimeoutSeconds", "webhookWorkers",
+        "webhookHistoryDays",
     ]
 
     /// Who may do what, from these settings.
@@ -197,6 +198,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             webhooks.connectTimeoutSeconds = seconds
         }
         if let workers = try integer("webhookWorkers", 1...64) { webhooks.workers = workers }
+        if let days = try integer("webhookHistoryDays", 1...3650) { webhooks.historyDays = days }
     }
 
     /// Whether `text` is a web origin: scheme, host and optional port, nothing else.

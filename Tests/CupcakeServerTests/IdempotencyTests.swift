@@ -255,6 +255,9 @@ final class GatedStore: OrderStore, @unchecked Sendable {
     func webhookAttempts(endpointID: Int64, limit: Int) throws(StorageError) -> [WebhookAttempt] {
         try inner.webhookAttempts(endpointID: endpointID, limit: limit)
     }
+    func pruneWebhookHistory(beforeMilliseconds: Int64, limit: Int) throws(StorageError) -> Int {
+        try inner.pruneWebhookHistory(beforeMilliseconds: beforeMilliseconds, limit: limit)
+    }
     func redeliverWebhookEvent(
         eventID: Int64, orderID: Int64, type: String, endpointIDs: [Int64], nowMilliseconds: Int64
     ) throws(StorageError) -> Int {

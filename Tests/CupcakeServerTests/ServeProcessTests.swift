@@ -263,7 +263,7 @@ import Testing
         var configuration = ServerConfiguration()
         try configuration.apply(
             fileContents: Data(
-                #"{"webhookAllowPrivateAddresses": true, "webhookRetryScale": 0.001, "webhookDisableAfterSeconds": 60, "webhookTimeoutSeconds": 3, "webhookConnectTimeoutSeconds": 1, "webhookWorkers": 2, "eventHeartbeatSeconds": 2.5}"#
+                #"{"webhookAllowPrivateAddresses": true, "webhookRetryScale": 0.001, "webhookDisableAfterSeconds": 60, "webhookTimeoutSeconds": 3, "webhookConnectTimeoutSeconds": 1, "webhookWorkers": 2, "webhookHistoryDays": 7, "eventHeartbeatSeconds": 2.5}"#
                     .utf8))
         var expected = WebhookSettings()
         expected.allowPrivateAddresses = true
@@ -272,6 +272,7 @@ import Testing
         expected.timeoutSeconds = 3
         expected.connectTimeoutSeconds = 1
         expected.workers = 2
+        expected.historyDays = 7
         #expect(configuration.webhooks == expected)
         #expect(configuration.eventHeartbeatSeconds == 2.5)
         #expect(throws: ConfigurationError.self) {
@@ -279,6 +280,9 @@ import Testing
         }
         #expect(throws: ConfigurationError.self) {
             try configuration.apply(fileContents: Data(#"{"webhookWorkers": 0}"#.utf8))
+        }
+        #expect(throws: ConfigurationError.self) {
+            try configuration.apply(fileContents: Data(#"{"webhookHistoryDays": 0}"#.utf8))
         }
     }
 }

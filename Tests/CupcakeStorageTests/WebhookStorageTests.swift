@@ -298,4 +298,61 @@ import Testing
         #expect(redelivered.map(\.attempts) == [0, 0])
         #expect(Set(redelivered.map(\.body)) == ["{\"e\":\(event.position.id)}", ""])
     }
+
+    @Test(arguments: Engine.allCases)
+    func historyOlderThanTheCutoffGoesButWhatIsOwedStays(_ engine: Engine) throws {
+        let subject = try GroupCommitTests.subject(engine)
+        let store = subject.store
+        defer { store.close() }
+        let endpoint = try store.createWebhookEndpoint(
+            url: "http://127.0.0.1:9/", eventTypes: [], secret: "whsec_a", nowMilliseconds: 1)
+        let events = try Self.place(6, in: store, after: endpoint.position)
+        // Made at 10 (old): events 0–3 owed; then 0 delivered, 1 failed for good, 2 and 3 still
+        // owed. Made at 5,000 (recent): events 4 and 5, 4 delivered.
+        let old = events[0..<4].map { Self.delivery(endpoint: endpoint.id, event: $0.position.id, order: $0.orderID) }
+        try Self.store(old, store, endpoint: endpoint, to: events[3].position)
+        let claimed = try store.claimWebhookDeliveries(
+            owner: "a", nowMilliseconds: 20, leaseUntilMilliseconds: 100, limit: 10)
+        #expect(claimed.count == 4)
+        try store.recordWebhookResults([
+            WebhookResult(
+                attempt: Self.attempt(claimed[0], at: 30, status: 204), outcome: .delivered, endpointChange: nil),
+            WebhookResult(
+                attempt: Self.attempt(claimed[1], at: 31, status: 500), outcome: .gaveUp, endpointChange: nil),
+            WebhookResult(
+                attempt: Self.attempt(claimed[2], at: 32, status: 500), outcome: .retry(atMilliseconds: 9_000),
+                endpointChange: nil),
+        ])
+        let recent = WebhookBatch(
+            endpointID: endpoint.id, owner: "a", from: events[3].position, to: events[5].position,
+            attempts: [Self.attempt(endpoint: endpoint.id, event: events[4].position.id, at: 5_001, status: 204)],
+            deliveries: [Self.delivery(endpoint: endpoint.id, event: events[5].position.id, order: events[5].orderID)],
+            endpointChange: nil, nowMilliseconds: 5_000)
+        #expect(
+            try store.leaseWebhookStream(
+                endpointID: endpoint.id, owner: "a", nowMilliseconds: 5_000, untilMilliseconds: 9_000)
+                == events[3].position)
+        #expect(try store.recordWebhookBatch(recent))
+        #expect(try store.webhookAttempts(endpointID: endpoint.id, limit: 10).count == 4)
+        // At most one row of each table per call: the oldest attempt, the oldest finished delivery.
+        #expect(try store.pruneWebhookHistory(beforeMilliseconds: 1_000, limit: 1) == 2)
+        #expect(try store.webhookAttempts(endpointID: endpoint.id, limit: 10).map(\.atMilliseconds) == [5_001, 32, 31])
+        // Then the rest before the cutoff: two attempts and the failed delivery.
+        #expect(try store.pruneWebhookHistory(beforeMilliseconds: 1_000, limit: 100) == 3)
+        #expect(try store.pruneWebhookHistory(beforeMilliseconds: 1_000, limit: 100) == 0)
+        #expect(try store.webhookAttempts(endpointID: endpoint.id, limit: 10).map(\.atMilliseconds) == [5_001])
+        // What is still owed is kept, however old: its claims and its order's later events go on.
+        #expect(try store.webhookBacklog().pending == 3)
+        #expect(
+            try store.webhookOrdersWaiting(endpointID: endpoint.id, orderIDs: events.map(\.orderID))
+                == [events[2].orderID, events[3].orderID, events[5].orderID])
+        let due = try store.claimWebhookDeliveries(
+            owner: "b", nowMilliseconds: 9_000, leaseUntilMilliseconds: 20_000, limit: 10)
+        #expect(due.map(\.eventID).sorted() == [2, 3, 5].map { events[$0].position.id })
+        // Redelivery of a pruned event makes its delivery again.
+        #expect(
+            try store.redeliverWebhookEvent(
+                eventID: events[0].position.id, orderID: events[0].orderID, type: "order.placed",
+                endpointIDs: [endpoint.id], nowMilliseconds: 9_000) == 1)
+    }
 }

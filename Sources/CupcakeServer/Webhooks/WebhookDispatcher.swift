@@ -209,8 +209,30 @@ public final class WebhookDispatcher: @unchecked Sendable {
             closeStretches(all: false)
             try claim()
             for endpoint in all where endpoint.enabled { try read(endpoint) }
+            try prune()
         } catch {
             log.notice("webhooks: \(error)")
+        }
+    }
+
+    /// When the delivery history was last pruned (the loop's own: only `run` touches it).
+    private var prunedAt: Int64 = 0
+    /// How often the history is pruned, and the most rows of each table one transaction deletes.
+    static let pruneMilliseconds: Int64 = 10_000
+    static let pruneBatch = 1_000
+
+    /// Every ``pruneMilliseconds``, forgets the attempts and finished deliveries older than
+    /// ``WebhookSettings/historyDays``: a few short transactions of at most ``pruneBatch`` rows
+    /// each (up to ten while a whole batch went), so a long backlog of history goes over a
+    /// few passes without holding the writer long at any one time.
+    private func prune() throws {
+        let time = now()
+        guard time - prunedAt >= Self.pruneMilliseconds else { return }
+        prunedAt = time
+        let before = time - Int64(settings.historyDays) * 86_400_000
+        for _ in 0..<10 {
+            guard try store.pruneWebhookHistory(beforeMilliseconds: before, limit: Self.pruneBatch) >= Self.pruneBatch
+            else { break }
         }
     }
 

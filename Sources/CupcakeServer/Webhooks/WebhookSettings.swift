@@ -14,6 +14,9 @@ public struct WebhookSettings: Sendable, Equatable {
     public var connectTimeoutSeconds = 5
     /// Deliveries in flight at once, each on its own thread and connection.
     public var workers = 4
+    /// How long attempts, and deliveries that are done, are kept for the endpoints' delivery
+    /// history (30 days); a delivery still owed is kept whatever its age.
+    public var historyDays = 30
 
     /// The defaults.
     public init() {}

@@ -315,6 +315,31 @@ extension PostgresOrderStore: WebhookStore {
         }
     }
 
+    public func pruneWebhookHistory(beforeMilliseconds: Int64, limit: Int) throws(StorageError) -> Int {
+        try transaction { connection throws(StorageError) -> Int in
+            var count = 0
+            // Each looks at the `limit` oldest rows by id (ids grow with time). Instances pruning
+            // at once delete the same rows: the second finds them gone.
+            let statements: [StaticString] = [
+                """
+                DELETE FROM webhook_attempts
+                WHERE id IN (SELECT id FROM webhook_attempts ORDER BY id LIMIT $2) AND at_ms < $1
+                """,
+                """
+                DELETE FROM webhook_deliveries
+                WHERE id IN (SELECT id FROM webhook_deliveries WHERE state <> 'pending' ORDER BY id LIMIT $2)
+                    AND created_at_ms < $1
+                """,
+            ]
+            for sql in statements {
+                count += try connection.query(
+                    SQLText(sql), [.integer(beforeMilliseconds), .integer(Int64(limit))]
+                ).affected
+            }
+            return count
+        }
+    }
+
     public func redeliverWebhookEvent(
         eventID: Int64, orderID: Int64, type: String, endpointIDs: [Int64], nowMilliseconds: Int64
     ) throws(StorageError) -> Int {

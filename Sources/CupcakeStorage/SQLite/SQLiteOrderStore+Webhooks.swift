@@ -371,6 +371,36 @@ extension SQLiteOrderStore: WebhookStore {
         }
     }
 
+    public func pruneWebhookHistory(beforeMilliseconds: Int64, limit: Int) throws(StorageError) -> Int {
+        try withWriter { connection throws(StorageError) -> Int in
+            try connection.transaction { () throws(StorageError) -> Int in
+                var count = 0
+                // Each looks at the `limit` oldest rows by id (ids grow with time), so one pass
+                // reads a bounded part of the table while it holds the writer.
+                for sql in Self.pruneStatements {
+                    try connection.withStatement(sql) { delete throws(StorageError) in
+                        delete.bind(1, beforeMilliseconds)
+                        delete.bind(2, limit)
+                        try delete.step()
+                        count += connection.changes
+                    }
+                }
+                return count
+            }
+        }
+    }
+
+    static let pruneStatements: [StaticString] = [
+        """
+        DELETE FROM webhook_attempts WHERE id IN (SELECT id FROM webhook_attempts ORDER BY id LIMIT ?2) AND at_ms < ?1
+        """,
+        """
+        DELETE FROM webhook_deliveries
+        WHERE id IN (SELECT id FROM webhook_deliveries WHERE state != 'pending' ORDER BY id LIMIT ?2)
+            AND created_at_ms < ?1
+        """,
+    ]
+
     public func redeliverWebhookEvent(
         eventID: Int64, orderID: Int64, type: String, endpointIDs: [Int64], nowMilliseconds: Int64
     ) throws(StorageError) -> Int {

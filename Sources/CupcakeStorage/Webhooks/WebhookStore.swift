@@ -59,6 +59,12 @@ public protocol WebhookStore: AnyObject, Sendable {
     /// The latest attempts at an endpoint's deliveries, newest first.
     func webhookAttempts(endpointID: Int64, limit: Int) throws(StorageError) -> [WebhookAttempt]
 
+    /// Forgets delivery history older than `beforeMilliseconds`: attempts made before it, and
+    /// deliveries made before it that are done (delivered or failed; one still owed is kept
+    /// whatever its age). At most `limit` rows of each, the oldest first; returns how many rows
+    /// went.
+    func pruneWebhookHistory(beforeMilliseconds: Int64, limit: Int) throws(StorageError) -> Int
+
     /// Makes an event due again now at each of `endpointIDs` with a fresh retry schedule (a
     /// delivery made where there is none); returns how many.
     func redeliverWebhookEvent(
